@@ -1,0 +1,99 @@
+# atomtab - plain GNU make build (no meson needed; this is how embedders
+# vendor it). Sources, tests and the version come from the same files
+# meson.build reads: VERSION, src/sources.txt, test/tests.txt.
+#
+# Front door:  make | make test | make report | make bench | make install
+# Knobs:       ALLOCATOR=jemalloc|system  O=build-dir  PREFIX=/usr/local
+
+VERSION   := $(shell cat VERSION)
+SOMAJOR   := $(firstword $(subst ., ,$(VERSION)))
+LIB_SRCS  := $(addprefix src/,$(shell cat src/sources.txt))
+TESTS     := $(shell cat test/tests.txt)
+
+O         ?= build/make
+ALLOCATOR ?= jemalloc
+PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCDIR    ?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
+
+CC        ?= cc
+OPT       ?= -O2 -g
+WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS    ?=
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -I$(O)/gen -pthread $(CFLAGS) \
+             -DATAB_VERSION_STRING='"$(VERSION)"'
+LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
+LDLIBS    := -lxxhash -pthread
+ifeq ($(ALLOCATOR),jemalloc)
+  LIB_CFLAGS += -DATAB_WITH_JEMALLOC
+  LDLIBS     += -ljemalloc
+endif
+
+LIB_OBJS  := $(LIB_SRCS:src/%.c=$(O)/obj/%.o)
+STATIC    := $(O)/libatomtab.a
+SHARED    := $(O)/libatomtab.so.$(VERSION)
+TEST_BINS := $(TESTS:%=$(O)/test/%)
+
+.PHONY: all lib tests test report bench install uninstall clean deps-build deps-test
+
+all: lib
+
+deps-build:
+	@sh tools/deps.sh build
+deps-test:
+	@sh tools/deps.sh test
+
+lib: deps-build
+	@$(MAKE) --no-print-directory $(STATIC) $(SHARED)
+
+$(O)/obj/%.o: src/%.c src/atab_int.h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libatomtab.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
+	ln -sf libatomtab.so.$(VERSION) $(O)/libatomtab.so.$(SOMAJOR)
+	ln -sf libatomtab.so.$(SOMAJOR) $(O)/libatomtab.so
+
+# Tests link the static library so they can run from the build tree.
+$(O)/test/%: test/%.c test/*.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(LDLIBS)
+
+# The README's usage example, compiled and run as a test.
+$(O)/test/readme_example.c: README.md tools/readme-example.sh
+	@mkdir -p $(dir $@)
+	sh tools/readme-example.sh README.md > $@
+$(O)/test/readme_example: $(O)/test/readme_example.c $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+tests: deps-test lib
+	@$(MAKE) --no-print-directory $(TEST_BINS) $(O)/test/readme_example
+
+test: tests
+	@set -e; fail=0; \
+	for t in $(TEST_BINS); do echo "== $$t"; $$t || fail=1; done; \
+	echo "== $(O)/test/readme_example"; $(O)/test/readme_example || fail=1; \
+	exit $$fail
+
+install: lib
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 include/atomtab.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libatomtab.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libatomtab.so.$(SOMAJOR)
+	ln -sf libatomtab.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libatomtab.so
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|; s|@PRIVATE_LIBS@|$(LDLIBS)|' \
+	    tools/atomtab.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/atomtab.h $(DESTDIR)$(LIBDIR)/libatomtab.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc
+
+clean:
+	rm -rf $(O)

@@ -1,0 +1,258 @@
+/*
+** atomtab.h - interned atom/string table.
+** One shared, immutable copy per distinct string, compared by pointer.
+** This header is the manual: every public function is documented here.
+*/
+#ifndef ATOMTAB_H
+#define ATOMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ATAB_API __attribute__((visibility("default")))
+#else
+#define ATAB_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Atoms                                                               */
+/* ------------------------------------------------------------------ */
+
+/**
+ * An atom. Compare atoms by pointer: equal bytes give the same pointer for
+ * as long as the atom lives (on one table).
+ *
+ * Layout (8 bytes on every platform, documented so the accessors below can
+ * be inline; do not touch the fields):
+ *
+ *   offset 0  uint32  len_flags   length << 2 | ATAB__ASCII | ATAB__STATIC
+ *   offset 4  uint32  refcnt      reference count (atomic; 0 for static atoms)
+ *   offset 8  char[]  chars       `length` bytes, then a NUL
+ *
+ * A dynamic atom is one allocation of 8 + length + 1 bytes. The hash used by
+ * the table lives in the table's slots, not in the atom.
+ */
+typedef struct atab_atom {
+    uint32_t atab__len_flags;
+    uint32_t atab__refcnt;
+} atab_atom;
+
+#define ATAB__STATIC 1u    /* lives in read-only data; never counted or freed */
+#define ATAB__ASCII 2u     /* every byte < 0x80 */
+#define ATAB__LEN_SHIFT 2
+
+/** Longest atom, in bytes (UTF-8): 2^30 - 1. */
+#define ATAB_MAX_LEN ((size_t)0x3fffffff)
+
+/** Length in bytes, excluding the trailing NUL. */
+static inline size_t atab_len(const atab_atom *a)
+{
+    return a->atab__len_flags >> ATAB__LEN_SHIFT;
+}
+
+/** The characters: NUL-terminated, at a stable address for the atom's life. */
+static inline const char *atab_chars(const atab_atom *a)
+{
+    return (const char *)(a + 1);
+}
+
+/**
+ * A 32-bit hash of the atom, stable for the atom's life, for hosts that key
+ * their own maps by atom. It mixes the atom's address (atoms are unique by
+ * address), so it costs no bytes in the atom and no hashing of the chars.
+ * It is not the same across tables or runs.
+ */
+static inline uint32_t atab_hash(const atab_atom *a)
+{
+    uint64_t x = (uint64_t)(uintptr_t)a;
+    x ^= x >> 29;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    return (uint32_t)(x >> 32);
+}
+
+/** Non-zero for a static atom (from a generated set in read-only data). */
+static inline int atab_is_static(const atab_atom *a)
+{
+    return (a->atab__len_flags & ATAB__STATIC) != 0;
+}
+
+/** Non-zero when every byte of the atom is below 0x80. */
+static inline int atab_is_ascii(const atab_atom *a)
+{
+    return (a->atab__len_flags & ATAB__ASCII) != 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/** Status codes: 0 for success, negative for an error. */
+typedef enum atab_status {
+    ATAB_OK = 0,
+    ATAB_EINVAL = -1,   /**< NULL table or string, bad option, not an atom */
+    ATAB_ETOOLONG = -2, /**< length beyond ATAB_MAX_LEN (or SIZE_MAX) */
+    ATAB_EUTF16 = -3,   /**< unpaired surrogate in UTF-16 input */
+    ATAB_ENOMEM = -4,   /**< the allocator failed */
+    ATAB_ELIMIT = -5,   /**< the table's memory limit would be exceeded */
+    ATAB_EREFS = -6     /**< reference count misuse (double release) */
+} atab_status;
+
+/**
+ * The error of the last failing call on this thread (like errno: set by a
+ * failing call, left alone by a successful one). Each failing call sets it
+ * before it returns NULL or an error status.
+ */
+ATAB_API atab_status atab_last_error(void);
+
+/** A static English sentence for a status code; never NULL. */
+ATAB_API const char *atab_strerror(int code);
+
+/** The library's version, "MAJOR.MINOR.PATCH". */
+ATAB_API const char *atab_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Tables                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct atab_table atab_table;
+
+/**
+ * Allocator hooks, in the spirit of lua_Alloc. All memory the table uses
+ * (atoms, slot arrays, the table object) goes through them.
+ * @param alloc        returns at least `size` bytes aligned to 16, or NULL.
+ * @param free         frees `p`, which was allocated with `size` bytes.
+ * @param usable_size  optional: the bytes really reserved for `p` (for the
+ *                     memory reporter's slop); NULL when unknown.
+ */
+typedef struct atab_allocator {
+    void *(*alloc)(void *ud, size_t size);
+    void (*free)(void *ud, void *p, size_t size);
+    size_t (*usable_size)(void *ud, const void *p, size_t size);
+    void *ud;
+} atab_allocator;
+
+/** The default allocator: jemalloc's mallocx/sdallocx/sallocx when the
+ *  library was built with jemalloc, else the C library's malloc. */
+ATAB_API const atab_allocator *atab_default_allocator(void);
+
+typedef struct atab_static_set atab_static_set;
+
+/** Flags for atab_options.flags. */
+#define ATAB_FIXED_SEED 1u          /* use options.seed (tests, benchmarks) */
+#define ATAB_NO_DEFAULT_STATICS 2u  /* do not register the built-in set */
+
+/**
+ * Options for atab_table_new. Zero-initialise, then set what you need;
+ * every zero field means "the default".
+ */
+typedef struct atab_options {
+    size_t initial_capacity; /**< atoms expected (default: small) */
+    size_t sweep_threshold;  /**< unused atoms that trigger a sweep
+                                  (default 10000; SIZE_MAX: never) */
+    size_t memory_limit;     /**< bytes of atoms + table; 0: no limit */
+    uint64_t seed;           /**< hash seed, with ATAB_FIXED_SEED only;
+                                  else random per table (getrandom) */
+    unsigned flags;          /**< ATAB_FIXED_SEED, ATAB_NO_DEFAULT_STATICS */
+    const atab_allocator *allocator;         /**< NULL: default */
+    const atab_static_set *const *static_sets; /**< host sets, may be NULL */
+    size_t n_static_sets;
+} atab_options;
+
+/**
+ * Creates a table.
+ * @param opts  NULL for defaults; copied, need not outlive the call.
+ * @return the table, or NULL with atab_last_error() set to ATAB_EINVAL
+ *         (bad option) or ATAB_ENOMEM.
+ */
+ATAB_API atab_table *atab_table_new(const atab_options *opts);
+
+/**
+ * Frees the table and every dynamic atom in it. Accepts NULL. Atoms held
+ * through external handles (atab_external_acquire) stay valid: the table
+ * then defers its own free until the last handle is released.
+ */
+ATAB_API void atab_table_free(atab_table *t);
+
+/**
+ * Interns exactly `len` bytes at `s` (any bytes, embedded NUL included).
+ * @return the atom with one reference owned by the caller (none for a static
+ *         atom), or NULL with atab_last_error() set: ATAB_EINVAL (NULL t, or
+ *         NULL s with len > 0), ATAB_ETOOLONG, ATAB_ENOMEM, ATAB_ELIMIT.
+ *         On error the table is unchanged.
+ * Thread-safe.
+ */
+ATAB_API const atab_atom *atab_intern(atab_table *t, const char *s, size_t len);
+
+/** atab_intern(t, s, strlen(s)); NULL s is ATAB_EINVAL. */
+ATAB_API const atab_atom *atab_intern_cstr(atab_table *t, const char *s);
+
+/**
+ * Interns UTF-16 text (as host runtimes hold it), stored as UTF-8: the same
+ * text through either entry point gives the same atom. A hit does not
+ * allocate. Unpaired surrogates fail with ATAB_EUTF16. `len` counts
+ * 16-bit units. Other errors as atab_intern.
+ */
+ATAB_API const atab_atom *atab_intern_utf16(atab_table *t, const uint16_t *s,
+                                            size_t len);
+
+/**
+ * Like atab_intern, but never inserts: NULL when absent, with
+ * atab_last_error() left at ATAB_OK (absent is not an error), or set on bad
+ * input. A found dynamic atom comes with one reference for the caller.
+ */
+ATAB_API const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len);
+
+/** UTF-16 twin of atab_lookup. */
+ATAB_API const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s,
+                                            size_t len);
+
+/**
+ * Adds a reference; the caller must already hold one. No-op for static
+ * atoms. A count that would overflow saturates: the atom is then never
+ * freed (a leak, never a use-after-free). Returns `a`.
+ */
+ATAB_API const atab_atom *atab_ref(const atab_atom *a);
+
+/**
+ * Drops a reference. An atom whose count reaches zero stays in the table,
+ * unused, until a sweep; interning it again before then revives it. When
+ * the number of unused atoms passes the table's sweep threshold, the
+ * releasing thread runs the sweep itself (see atab_gc for what it costs).
+ * No-op for static atoms. @return ATAB_OK, ATAB_EINVAL (NULL), or ATAB_EREFS
+ * when the count was already zero (a double release; nothing changes).
+ */
+ATAB_API int atab_release(atab_table *t, const atab_atom *a);
+
+/**
+ * Sweeps: frees every dynamic atom whose count is zero and returns how many
+ * it freed. It locks one shard of the table at a time, so other threads are
+ * held up only while their shard is swept; the cost is one pass over the
+ * slots. Thread-safe. Returns 0 for NULL.
+ */
+ATAB_API size_t atab_gc(atab_table *t);
+
+/** Counts, exact at the moment of the call. */
+typedef struct atab_stats {
+    size_t atoms;        /**< live dynamic atoms, unused ones included */
+    size_t unused;       /**< dynamic atoms with count 0, awaiting a sweep */
+    size_t statics_seen; /**< static atoms cached in the table's slots */
+    size_t capacity;     /**< slots over all shards */
+    size_t bytes;        /**< requested bytes: atoms + slot arrays + table */
+} atab_stats;
+
+/** Fills *out. @return ATAB_OK or ATAB_EINVAL for NULL arguments. */
+ATAB_API int atab_get_stats(atab_table *t, atab_stats *out);
+
+/** Live dynamic atoms (unused included); 0 for NULL. */
+ATAB_API size_t atab_count(atab_table *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATOMTAB_H */

@@ -1,0 +1,86 @@
+/*
+** test_util.h - helpers shared by the tests: a counting allocator that
+** sees every allocation and free, and can be told to fail.
+*/
+#ifndef TEST_UTIL_H
+#define TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "atomtab.h"
+
+typedef struct counting_alloc {
+    long live;          /* blocks allocated and not freed */
+    long allocs, frees; /* totals */
+    long attempts;      /* allocations asked for, failed ones included */
+    size_t bytes;       /* bytes outstanding (by requested size) */
+    long fail_at;       /* fail the allocation with this 1-based number */
+    int fail_after;     /* with fail_at: keep failing from then on */
+    int size_mismatch;  /* a free named another size than its alloc */
+} counting_alloc;
+
+/* Each block carries a 16-byte prefix with its requested size, so frees
+** are checked against allocations. */
+static void *ca_alloc(void *ud, size_t size)
+{
+    counting_alloc *c = ud;
+    long n = ++c->attempts;
+    if (c->fail_at && (n == c->fail_at || (c->fail_after && n > c->fail_at)))
+        return NULL;
+    unsigned char *p = malloc(size + 16);
+    if (!p)
+        return NULL;
+    memcpy(p, &size, sizeof size);
+    c->allocs++;
+    c->live++;
+    c->bytes += size;
+    return p + 16;
+}
+
+static void ca_free(void *ud, void *p, size_t size)
+{
+    counting_alloc *c = ud;
+    size_t had;
+    if (!p)
+        return;
+    unsigned char *b = (unsigned char *)p - 16;
+    memcpy(&had, b, sizeof had);
+    if (had != size)
+        c->size_mismatch = 1;
+    c->frees++;
+    c->live--;
+    c->bytes -= had;
+    free(b);
+}
+
+static size_t ca_usable(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p;
+    return size;
+}
+
+static inline atab_allocator ca_allocator(counting_alloc *c)
+{
+    atab_allocator a = {ca_alloc, ca_free, ca_usable, c};
+    return a;
+}
+
+/* A table with a fixed seed and no static sets: the plain dynamic table. */
+static inline atab_table *plain_table(const atab_allocator *al)
+{
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.seed = 42;
+    o.allocator = al;
+    return atab_table_new(&o);
+}
+
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# check-install.sh - installs with meson and with make into scratch
+# prefixes, then builds and runs the README example against each through
+# pkg-config, as a user of the installed library would.
+set -eu
+top=$(pwd)
+for how in meson make; do
+    prefix="$top/build/stage-$how"
+    rm -rf "$prefix"
+    if [ "$how" = meson ]; then
+        meson setup build/install-meson --prefix="$prefix" --wipe >/dev/null 2>&1 ||
+            meson setup build/install-meson --prefix="$prefix" >/dev/null
+        meson install -C build/install-meson >/dev/null
+    else
+        make --no-print-directory O=build/install-make PREFIX="$prefix" install >/dev/null
+    fi
+    pc=$(find "$prefix" -name atomtab.pc | head -1)
+    [ -n "$pc" ] || { echo "check-install: no atomtab.pc from $how install" >&2; exit 1; }
+    sh tools/readme-example.sh README.md > "$prefix/example.c"
+    # shellcheck disable=SC2046
+    cc "$prefix/example.c" -o "$prefix/example" \
+        $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
+    LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
+        "$prefix/example" >/dev/null
+    echo "check-install: $how install works through pkg-config"
+done

@@ -1,0 +1,44 @@
+#!/bin/sh
+# deps.sh - installs the Debian packages a build needs, when missing.
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz node)
+# Uses apt-get, through sudo when not root. Prints what it installs.
+set -e
+
+pkgs_for() {
+    case "$1" in
+    build) echo "libxxhash-dev libjemalloc-dev pkg-config" ;;
+    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev" ;;
+    meson) echo "meson ninja-build pkg-config" ;;
+    bench) echo "libglib2.0-dev libxml2-dev valgrind" ;;
+    fuzz) echo "clang libclang-rt-dev" ;;
+    valgrind) echo "valgrind" ;;
+    *) echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
+    esac
+}
+
+missing=""
+for group in "$@"; do
+    for p in $(pkgs_for "$group"); do
+        case " $missing " in *" $p "*) continue ;; esac
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+            missing="$missing $p"
+        fi
+    done
+done
+[ -z "$missing" ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "deps.sh: missing packages:$missing (no apt-get here: install them by hand)" >&2
+    exit 1
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "deps.sh: need root or sudo to install:$missing" >&2; exit 1
+    fi
+fi
+echo "deps.sh: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
