@@ -243,6 +243,8 @@ typedef struct atab_stats {
     size_t statics_seen; /**< static atoms cached in the table's slots */
     size_t capacity;     /**< slots over all shards */
     size_t bytes;        /**< requested bytes: atoms + slot arrays + table */
+    size_t misuse;       /**< atoms found released more often than
+                              referenced; kept forever rather than freed */
 } atab_stats;
 
 /** Fills *out. @return ATAB_OK or ATAB_EINVAL for NULL arguments. */

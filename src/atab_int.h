@@ -51,28 +51,89 @@ ATAB__HIDDEN uint64_t atab__hash_key_u16(uint64_t seed, const atab__key *k);
 ** unpaired surrogate, ATAB_ETOOLONG past ATAB_MAX_LEN. */
 ATAB__HIDDEN int atab__utf16_measure(const uint16_t *s, size_t n, size_t *len8);
 ATAB__HIDDEN void atab__utf16_encode(char *dst, const uint16_t *s, size_t n);
-ATAB__HIDDEN int atab__key_equals(const atab__key *k, const atab_atom *a);
+ATAB__HIDDEN int atab__key_equals_u16(const atab__key *k, const atab_atom *a);
+
+static inline int atab__key_equals(const atab__key *k, const atab_atom *a)
+{
+    if (ATAB__LIKELY(k->s != NULL))
+        return atab_len(a) == k->len && memcmp(atab_chars(a), k->s, k->len) == 0;
+    return atab__key_equals_u16(k, a);
+}
 /* A new dynamic atom with count 1, or NULL (error set). */
 ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, const atab__key *k);
 ATAB__HIDDEN void atab__atom_free(atab_table *t, atab_atom *a);
 ATAB__HIDDEN size_t atab__atom_size(const atab_atom *a);
 
-#define ATAB__REF_SAT 0x80000000u /* counts at or above never change again */
+/* An atom's own count S is a signed 32-bit value in atab__refcnt: the true
+** count is S plus the deltas in threads' caches (thread.c), so S alone may
+** dip below zero. From ATAB__REF_SAT up it is saturated: never changes
+** again, and the atom is never freed. */
+#define ATAB__REF_SAT (1 << 30)
+#define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
 
-static inline uint32_t atab__refcnt(const atab_atom *a)
+static inline int32_t atab__count(const atab_atom *a)
 {
-    return __atomic_load_n(&a->atab__refcnt, __ATOMIC_ACQUIRE);
+    return (int32_t)__atomic_load_n(&a->atab__refcnt, __ATOMIC_ACQUIRE);
 }
 
-/* Takes a reference; returns the old count. */
-static inline uint32_t atab__incref(const atab_atom *a)
+/* Adds d to S (saturating); returns the new S. */
+static inline int32_t atab__count_add(const atab_atom *a, int32_t d)
 {
     uint32_t *rc = (uint32_t *)&a->atab__refcnt;
-    uint32_t old = __atomic_fetch_add(rc, 1, __ATOMIC_RELAXED);
-    if (ATAB__UNLIKELY(old >= ATAB__REF_SAT))
-        __atomic_store_n(rc, ATAB__REF_SAT | (ATAB__REF_SAT >> 1), __ATOMIC_RELAXED);
-    return old;
+    uint32_t c = __atomic_load_n(rc, __ATOMIC_RELAXED);
+    int32_t n;
+    do {
+        if ((int32_t)c >= ATAB__REF_SAT)
+            return (int32_t)c;
+        n = (int32_t)c + d;
+        if (n >= ATAB__REF_SAT)
+            n = ATAB__REF_PINNED;
+    } while (!__atomic_compare_exchange_n(rc, &c, (uint32_t)n, 1, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED));
+    return n;
 }
+
+/* A growable array of atoms (sweep candidates), in the table's memory. */
+typedef struct atab__vec {
+    const atab_atom **v;
+    size_t n, cap;
+} atab__vec;
+
+/* ---- per-thread records (thread.c) ---- */
+
+typedef struct atab__rec atab__rec;
+
+/* Enters a read-side section: returns this thread's record, or NULL when
+** the thread has none (no memory, or a debug build) and must lock. Between
+** enter and leave no atom or slot array the thread can see is freed. */
+ATAB__HIDDEN atab__rec *atab__enter_slow(atab_table *t);
+
+#define ATAB__TLS __attribute__((tls_model("initial-exec")))
+
+/* The record this thread used last, for the one-compare fast path. */
+typedef struct atab__tls_pair {
+    uint64_t id;
+    atab__rec *rec;
+} atab__tls_pair;
+extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;
+extern ATAB__HIDDEN int atab__membarrier_state;   /* > 0: readers need no fence */
+
+/* Take or drop one reference through the thread's cache (inside a section). */
+ATAB__HIDDEN void atab__rec_ref(atab_table *t, atab__rec *r, const atab_atom *a);
+ATAB__HIDDEN void atab__rec_release(atab_table *t, atab__rec *r, const atab_atom *a);
+/* Waits until no reader is inside a section and keeps new ones out. */
+ATAB__HIDDEN void atab__stop_readers(atab_table *t);
+ATAB__HIDDEN void atab__resume_readers(atab_table *t);
+/* Waits until every reader inside a section now has left it. */
+ATAB__HIDDEN void atab__synchronize(atab_table *t);
+/* With readers stopped: moves every delta into its atom's count and appends
+** the candidates (queued ones, and those now at or below zero) to out.
+** Returns -1 when out could not grow (t->full_scan is then set). */
+ATAB__HIDDEN int atab__flush_deltas(atab_table *t, atab__vec *out);
+ATAB__HIDDEN int atab__vec_push(atab_table *t, atab__vec *v, const atab_atom *a);
+ATAB__HIDDEN void atab__vec_free(atab_table *t, atab__vec *v);
+ATAB__HIDDEN void atab__threads_init(atab_table *t);
+ATAB__HIDDEN void atab__threads_fini(atab_table *t);
 
 /* ---- static sets (static.c) ---- */
 
@@ -89,27 +150,58 @@ ATAB__HIDDEN void atab__static_fini(atab_table *t);
 #define ATAB__SHARD_BITS 6
 #define ATAB__SHARDS (1u << ATAB__SHARD_BITS)
 
-/* One shard: an open-addressing, linear-probing array of slots under one
-** mutex. A slot is 0 (empty), ATAB__TOMB (deleted) or an atom pointer with
-** 16 bits of its hash folded in (see table.c). */
+/* One shard: an open-addressing, linear-probing array of slots. Writers
+** (inserts, sweeps) hold the mutex; readers probe without it, inside a
+** read-side section. A slot is 0 (empty), ATAB__TOMB (deleted) or an atom
+** pointer with 16 bits of its hash folded in (see table.c). `arr` packs the
+** array's address with log2 of its capacity in the top 8 bits, so readers
+** get both in one load; 0 when the shard has no array yet. */
 typedef struct atab__shard {
     pthread_mutex_t lock;
-    uint64_t *slots;
-    size_t mask;     /* capacity - 1; capacity 0 when slots is NULL */
+    uint64_t arr;
     size_t used;     /* live slots: dynamic atoms + cached static atoms */
     size_t tombs;    /* deleted slots */
     size_t statics;  /* cached static atoms among `used` */
 } __attribute__((aligned(64))) atab__shard;
 
+static inline uint64_t *atab__arr_slots(uint64_t arr)
+{
+    return (uint64_t *)(uintptr_t)(arr & ((UINT64_C(1) << 56) - 1));
+}
+
+static inline size_t atab__arr_cap(uint64_t arr)
+{
+    return arr ? (size_t)1 << (arr >> 56) : 0;
+}
+
+#define ATAB__TOMB ((uint64_t)2)
+
+static inline int atab__slot_live(uint64_t s)
+{
+    return s != 0 && s != ATAB__TOMB;
+}
+
+static inline const atab_atom *atab__slot_atom(uint64_t s)
+{
+    if (s & 1)
+        s &= UINT64_C(0x0000fffffffffffe);
+    return (const atab_atom *)(uintptr_t)s;
+}
+
 struct atab_table {
     atab__shard shards[ATAB__SHARDS];
+    int sweeping;               /* readers must wait (atomic; own line) */
+    char pad_[60];
     atab_allocator alloc;
     uint64_t seed;
+    uint64_t id;                /* unique per table, never reused */
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
     size_t bytes;               /* requested bytes in use (atomic) */
-    size_t unused;              /* approximate count of zero-count atoms (atomic) */
-    int sweeping;               /* a self-triggered sweep is running (atomic) */
+    size_t unused;              /* estimate of atoms at zero (atomic) */
+    int self_sweep;             /* a release-triggered sweep runs (atomic) */
+    int full_scan;              /* a candidate was lost: scan all (atomic) */
+    size_t misuse;              /* atoms found over-released, pinned */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
     const atab_static_set **sets;
     size_t n_sets;
@@ -117,6 +209,12 @@ struct atab_table {
     int closing;                /* atab_table_free was called (atomic) */
     void *host_cache;           /* external.c's cache, or NULL */
     void *raw;                  /* the allocation holding this (aligned) table */
+    pthread_mutex_t reg_lock;   /* the list of records */
+    pthread_mutex_t sweep_lock; /* one sweep (or stop) at a time */
+    pthread_mutex_t cand_lock;  /* cands, and locked-path releases */
+    atab__vec cands;            /* candidates from the locked path */
+    atab__rec *recs;            /* per-thread records */
+    atab_table *next_table;     /* the list of live tables (thread.c) */
 };
 
 /* The table object's allocation: room to align it to a cache line. */
@@ -130,4 +228,36 @@ ATAB__HIDDEN void atab__table_destroy(atab_table *t);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud);
 
+/* ---- read-side sections, inline (thread.c has the slow half) ---- */
+
+/* A record starts with its section counter: odd while inside. */
+static inline uint64_t *atab__rec_seq(atab__rec *r)
+{
+    return (uint64_t *)(void *)r;
+}
+
+static inline atab__rec *atab__enter(atab_table *t)
+{
+#ifndef ATAB_DEBUG
+    if (ATAB__LIKELY(atab__tls_last.id == t->id)) {
+        atab__rec *r = atab__tls_last.rec;
+        uint64_t *seq = atab__rec_seq(r);
+        __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_RELAXED) > 0)
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        else
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (ATAB__LIKELY(!__atomic_load_n(&t->sweeping, __ATOMIC_ACQUIRE)))
+            return r;
+        __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);   /* step out */
+    }
+#endif
+    return atab__enter_slow(t);
+}
+
+static inline void atab__leave(atab__rec *r)
+{
+    uint64_t *seq = atab__rec_seq(r);
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
 #endif /* ATAB_INT_H */

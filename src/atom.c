@@ -111,13 +111,9 @@ static int u16_equals(const atab__key *k, const atab_atom *a)
     return 1;
 }
 
-int atab__key_equals(const atab__key *k, const atab_atom *a)
+int atab__key_equals_u16(const atab__key *k, const atab_atom *a)
 {
-    if (atab_len(a) != k->len)
-        return 0;
-    if (ATAB__LIKELY(k->s != NULL))
-        return memcmp(atab_chars(a), k->s, k->len) == 0;
-    return u16_equals(k, a);
+    return atab_len(a) == k->len && u16_equals(k, a);
 }
 
 static int all_ascii(const char *s, size_t len)
@@ -158,6 +154,6 @@ void atab__atom_free(atab_table *t, atab_atom *a)
 const atab_atom *atab_ref(const atab_atom *a)
 {
     if (a && !atab_is_static(a))
-        atab__incref(a);
+        atab__count_add(a, 1);
     return a;
 }

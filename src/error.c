@@ -3,7 +3,7 @@
 */
 #include "atab_int.h"
 
-static _Thread_local atab_status last_error = ATAB_OK;
+static _Thread_local atab_status last_error ATAB__TLS = ATAB_OK;
 
 void atab__set_error(atab_status code)
 {

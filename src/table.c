@@ -17,8 +17,6 @@
 
 #include "atab_int.h"
 
-#define TOMB ((uint64_t)2)   /* a deleted slot; 0 is an empty one */
-
 /* Maximum load (live + tombstones) before the array is rebuilt: 3/4.
 ** Measured on the bundled corpus (see README): 7/8 saved table bytes
 ** but doubled probe lengths on misses. */
@@ -45,21 +43,9 @@ static inline uint64_t slot_make(const atab_atom *a, uint64_t h)
     return p;
 }
 
-static inline const atab_atom *slot_atom(uint64_t s)
-{
-    if (s & 1)
-        s &= UINT64_C(0x0000fffffffffffe);
-    return (const atab_atom *)(uintptr_t)s;
-}
-
 static inline int slot_may_match(uint64_t s, uint64_t h)
 {
     return !(s & 1) || (s >> 48) == hash_tag(h);
-}
-
-static inline int slot_live(uint64_t s)
-{
-    return s != 0 && s != TOMB;
 }
 
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
@@ -72,56 +58,84 @@ static uint64_t atom_hash(const atab_table *t, const atab_atom *a)
     return atab__hash_bytes(t->seed, atab_chars(a), atab_len(a));
 }
 
-/* Finds the key in a locked shard. On a miss, *ins is where it would go
-** (the first tombstone or the empty slot that ended the probe). */
-static const atab_atom *shard_find(const atab__shard *sh, const atab__key *k,
-                                   size_t *ins)
+static inline uint64_t load_slot(const uint64_t *p)
 {
-    size_t i = (size_t)k->hash & sh->mask, first_tomb = SIZE_MAX;
-    if (!sh->slots)
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* Finds the key in an array; safe without the shard lock inside a read
+** section. On a miss, with ins non-NULL, *ins is where the key would go
+** (the first tombstone or the empty slot that ended the probe). */
+static const atab_atom *probe(uint64_t arr, const atab__key *k, size_t *ins)
+{
+    uint64_t *slots = atab__arr_slots(arr);
+    size_t mask = atab__arr_cap(arr) - 1, i = (size_t)k->hash & mask;
+    size_t first_tomb = SIZE_MAX;
+    if (!arr)
         return NULL;
     for (;;) {
-        uint64_t s = sh->slots[i];
+        uint64_t s = load_slot(&slots[i]);
         if (s == 0)
             break;
-        if (s == TOMB) {
+        if (s == ATAB__TOMB) {
             if (first_tomb == SIZE_MAX)
                 first_tomb = i;
         } else if (slot_may_match(s, k->hash)) {
-            const atab_atom *a = slot_atom(s);
+            const atab_atom *a = atab__slot_atom(s);
             if (atab__key_equals(k, a))
                 return a;
         }
-        i = (i + 1) & sh->mask;
+        i = (i + 1) & mask;
     }
-    *ins = first_tomb != SIZE_MAX ? first_tomb : i;
+    if (ins)
+        *ins = first_tomb != SIZE_MAX ? first_tomb : i;
     return NULL;
 }
 
-/* Moves a locked shard's live slots into a new array of `cap` slots.
-** Returns 0, or -1 when the allocation failed (the old array stays:
-** a failed rebuild is benign, it only costs speed). */
-static int shard_rebuild(atab_table *t, atab__shard *sh, size_t cap)
+static void free_arr(atab_table *t, uint64_t arr)
 {
-    uint64_t *ns = atab__alloc(t, cap * sizeof *ns);
+    if (arr)
+        atab__free(t, atab__arr_slots(arr), atab__arr_cap(arr) * sizeof(uint64_t));
+}
+
+static unsigned log2_of(size_t cap)
+{
+    unsigned l = 0;
+    while (((size_t)1 << l) < cap)
+        l++;
+    return l;
+}
+
+/* Moves a locked shard's live slots into a new array of `cap` slots and
+** publishes it. Returns the old array, which readers may still be probing
+** (free it after a grace period, or at once with readers stopped), or
+** UINT64_MAX when the allocation failed: the old array stays (a failed
+** rebuild is benign, it only costs speed). */
+static uint64_t shard_rebuild(atab_table *t, atab__shard *sh, size_t cap)
+{
+    uint64_t *ns = atab__alloc(t, cap * sizeof *ns), old = sh->arr;
     if (!ns)
-        return -1;
+        return UINT64_MAX;
+    if ((uint64_t)(uintptr_t)ns >> 56) {   /* cannot pack: treat as no memory */
+        atab__free(t, ns, cap * sizeof *ns);
+        atab__set_error(ATAB_ENOMEM);
+        return UINT64_MAX;
+    }
     memset(ns, 0, cap * sizeof *ns);
-    for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
-        uint64_t s = sh->slots[i];
-        if (!slot_live(s))
+    uint64_t *os = atab__arr_slots(old);
+    for (size_t i = 0; i < atab__arr_cap(old); i++) {
+        uint64_t s = os[i];
+        if (!atab__slot_live(s))
             continue;
-        size_t j = (size_t)atom_hash(t, slot_atom(s)) & (cap - 1);
+        size_t j = (size_t)atom_hash(t, atab__slot_atom(s)) & (cap - 1);
         while (ns[j] != 0)
             j = (j + 1) & (cap - 1);
         ns[j] = s;   /* same tag: the hash did not change */
     }
-    if (sh->slots)
-        atab__free(t, sh->slots, (sh->mask + 1) * sizeof *sh->slots);
-    sh->slots = ns;
-    sh->mask = cap - 1;
+    __atomic_store_n(&sh->arr, ((uint64_t)log2_of(cap) << 56) | (uintptr_t)ns,
+                     __ATOMIC_RELEASE);
     sh->tombs = 0;
-    return 0;
+    return old;
 }
 
 static size_t capacity_for(size_t live)
@@ -132,16 +146,20 @@ static size_t capacity_for(size_t live)
     return cap;
 }
 
-/* Makes room for one more slot in a locked shard. A failed growth is
-** benign while one empty slot would remain; then it is ATAB_ENOMEM.
-** Returns 0 when the insert may go ahead. */
-static int shard_reserve(atab_table *t, atab__shard *sh)
+/* Makes room for one more slot in a locked shard; *retired receives an old
+** array to free after a grace period. A failed growth is benign while one
+** empty slot would remain; then it is ATAB_ENOMEM. 0 when the insert may
+** go ahead. */
+static int shard_reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 {
-    size_t cap = sh->slots ? sh->mask + 1 : 0;
+    size_t cap = atab__arr_cap(sh->arr);
     if ((sh->used + sh->tombs + 1) * LOAD_DEN <= cap * LOAD_NUM)
         return 0;
-    if (shard_rebuild(t, sh, capacity_for(sh->used + 1)) == 0)
+    uint64_t old = shard_rebuild(t, sh, capacity_for(sh->used + 1));
+    if (old != UINT64_MAX) {
+        *retired = old;
         return 0;
+    }
     if (cap && sh->used + sh->tombs + 2 <= cap) {
         atab__set_error(ATAB_OK);   /* benign: keep the fuller array */
         return 0;
@@ -151,55 +169,75 @@ static int shard_reserve(atab_table *t, atab__shard *sh)
 
 /* Puts `s` into a locked shard at the insert position for key k. */
 static int shard_insert(atab_table *t, atab__shard *sh, const atab__key *k,
-                        uint64_t s)
+                        uint64_t s, uint64_t *retired)
 {
     size_t ins = 0;
-    if (shard_reserve(t, sh) != 0)
+    if (shard_reserve(t, sh, retired) != 0)
         return -1;
-    shard_find(sh, k, &ins);   /* the array may have changed */
-    if (sh->slots[ins] == TOMB)
+    probe(sh->arr, k, &ins);   /* the array may have changed */
+    uint64_t *slots = atab__arr_slots(sh->arr);
+    if (slots[ins] == ATAB__TOMB)
         sh->tombs--;
-    sh->slots[ins] = s;
+    __atomic_store_n(&slots[ins], s, __ATOMIC_RELEASE);
     sh->used++;
     return 0;
 }
 
-/* Takes a reference on a found atom (a revived one leaves the unused set). */
-static void take_ref(atab_table *t, const atab_atom *a)
-{
-    if (atab_is_static(a))
-        return;
-    if (atab__incref(a) == 0)
-        __atomic_sub_fetch(&t->unused, 1, __ATOMIC_RELAXED);
-}
-
-/* Looks up, and with `insert` interns, a prepared key. */
-static const atab_atom *find_or_insert(atab_table *t, const atab__key *k,
-                                       const char *u8, int insert)
+/* The locked path: a miss on the lock-free probe, or a thread without a
+** record. Finds again under the shard lock, then a static atom (cached in
+** the shard), then with `insert` a new atom. References taken here go to
+** the atom's own count. */
+static const atab_atom *locked_path(atab_table *t, const atab__key *k,
+                                    const char *u8, int insert)
 {
     atab__shard *sh = shard_of(t, k->hash);
-    size_t ins = 0;
+    uint64_t retired = 0;
     const atab_atom *a;
 
     pthread_mutex_lock(&sh->lock);
-    a = shard_find(sh, k, &ins);
+    a = probe(sh->arr, k, NULL);
     if (a) {
-        take_ref(t, a);
+        if (!atab_is_static(a))
+            atab__count_add(a, 1);
     } else if (u8 && k->len <= t->static_maxlen &&
                (a = atab__static_find(t, u8, k->len)) != NULL) {
-        if (shard_insert(t, sh, k, slot_make(a, k->hash)) == 0)   /* cache it */
-            sh->statics++;
+        if (shard_insert(t, sh, k, slot_make(a, k->hash), &retired) == 0)
+            sh->statics++;   /* cached: later hits are one probe */
         atab__set_error(ATAB_OK);   /* failing to cache is benign */
     } else if (insert) {
         atab_atom *na = atab__atom_new(t, k);
-        if (na && shard_insert(t, sh, k, slot_make(na, k->hash)) != 0) {
+        if (na && shard_insert(t, sh, k, slot_make(na, k->hash), &retired) != 0) {
             atab__atom_free(t, na);
             na = NULL;
         }
         a = na;
     }
     pthread_mutex_unlock(&sh->lock);
+    if (retired) {   /* readers may be on the old array: wait, then free */
+        atab__synchronize(t);
+        free_arr(t, retired);
+    }
     return a;
+}
+
+/* Looks up, and with `insert` interns, a prepared key. A hit is a probe
+** without locks and a reference in this thread's cache: no shared write. */
+static const atab_atom *find_or_insert(atab_table *t, const atab__key *k,
+                                       const char *u8, int insert)
+{
+    atab__rec *r = atab__enter(t);
+    if (ATAB__LIKELY(r != NULL)) {
+        uint64_t arr = __atomic_load_n(&shard_of(t, k->hash)->arr, __ATOMIC_ACQUIRE);
+        const atab_atom *a = probe(arr, k, NULL);
+        if (a) {
+            if (!atab_is_static(a))
+                atab__rec_ref(t, r, a);
+            atab__leave(r);
+            return a;
+        }
+        atab__leave(r);
+    }
+    return locked_path(t, k, u8, insert);
 }
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
@@ -281,79 +319,176 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
     return intern_u16(t, s, len, 0);
 }
 
-/* Frees a locked shard's zero-count dynamic atoms; returns how many. */
-static size_t shard_sweep(atab_table *t, atab__shard *sh)
+/* ---- sweeping: only with readers stopped (see thread.c) ---- */
+
+/* Frees one slot's atom if its count is zero; pins it if below (it was
+** released more often than referenced: freeing could hurt a holder). */
+static size_t sweep_slot(atab_table *t, atab__shard *sh, uint64_t *slot)
 {
-    size_t freed = 0;
-    for (size_t i = 0; sh->slots && i <= sh->mask; i++) {
-        uint64_t s = sh->slots[i];
-        if (!slot_live(s))
-            continue;
-        atab_atom *a = (atab_atom *)slot_atom(s);
-        if (atab_is_static(a) || atab__refcnt(a) != 0)
-            continue;
-        atab__atom_free(t, a);
-        sh->slots[i] = TOMB;
-        sh->used--;
-        sh->tombs++;
-        freed++;
+    atab_atom *a = (atab_atom *)atab__slot_atom(*slot);
+    int32_t c;
+    if (atab_is_static(a) || (c = atab__count(a)) > 0)
+        return 0;
+    if (c < 0) {
+        atab__count_add(a, ATAB__REF_SAT);   /* saturates: never freed */
+        t->misuse++;
+        return 0;
     }
-    size_t cap = sh->slots ? sh->mask + 1 : 0;
-    if (freed && (sh->tombs > cap / 4 || capacity_for(sh->used) < cap / 2))
-        shard_rebuild(t, sh, capacity_for(sh->used));   /* benign if it fails */
+    atab__atom_free(t, a);
+    __atomic_store_n(slot, ATAB__TOMB, __ATOMIC_RELAXED);
+    sh->used--;
+    sh->tombs++;
+    return 1;
+}
+
+/* Sweeps one candidate: finds its slot by hash and address. */
+static size_t sweep_candidate(atab_table *t, const atab_atom *a)
+{
+    uint64_t h = atom_hash(t, a);
+    atab__shard *sh = shard_of(t, h);
+    size_t freed = 0;
+    pthread_mutex_lock(&sh->lock);
+    uint64_t *slots = atab__arr_slots(sh->arr);
+    size_t mask = atab__arr_cap(sh->arr) - 1;
+    for (size_t i = (size_t)h & mask; sh->arr && slots[i] != 0; i = (i + 1) & mask) {
+        if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a) {
+            freed = sweep_slot(t, sh, &slots[i]);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sh->lock);
     return freed;
 }
 
-size_t atab_gc(atab_table *t)
+static size_t sweep_all(atab_table *t)
 {
     size_t freed = 0;
-    if (!t)
-        return 0;
-    __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);
-        freed += shard_sweep(t, sh);
+        uint64_t *slots = atab__arr_slots(sh->arr);
+        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++)
+            if (atab__slot_live(slots[j]))
+                freed += sweep_slot(t, sh, &slots[j]);
         pthread_mutex_unlock(&sh->lock);
     }
     return freed;
 }
 
-/* The sweep a release triggers runs on the releasing thread; a second
+/* Rebuilds shards that the sweep left sparse or full of tombstones; no
+** reader is inside, so old arrays go at once. Failures are benign. */
+static void compact(atab_table *t)
+{
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        atab__shard *sh = &t->shards[i];
+        size_t cap = atab__arr_cap(sh->arr);
+        pthread_mutex_lock(&sh->lock);
+        if (sh->tombs > cap / 4 || (sh->tombs && capacity_for(sh->used) < cap / 2)) {
+            uint64_t old = shard_rebuild(t, sh, capacity_for(sh->used));
+            if (old != UINT64_MAX)
+                free_arr(t, old);
+            atab__set_error(ATAB_OK);
+        }
+        pthread_mutex_unlock(&sh->lock);
+    }
+}
+
+static int cmp_ptr(const void *x, const void *y)
+{
+    uintptr_t a = (uintptr_t)*(const atab_atom *const *)x;
+    uintptr_t b = (uintptr_t)*(const atab_atom *const *)y;
+    return (a > b) - (a < b);
+}
+
+/* The sweep proper; readers are stopped and cand_lock is held. Frees from
+** the candidates (sorted, duplicates dropped), or scans every slot when a
+** candidate could not be recorded. */
+static size_t sweep(atab_table *t)
+{
+    atab__vec c = {NULL, 0, 0};
+    size_t freed = 0;
+    atab__flush_deltas(t, &c);
+    for (size_t i = 0; i < t->cands.n; i++)
+        atab__vec_push(t, &c, t->cands.v[i]);
+    t->cands.n = 0;
+    if (__atomic_exchange_n(&t->full_scan, 0, __ATOMIC_RELAXED)) {
+        freed = sweep_all(t);
+    } else if (c.n) {
+        qsort(c.v, c.n, sizeof *c.v, cmp_ptr);
+        for (size_t i = 0; i < c.n; i++)
+            if (i == 0 || c.v[i] != c.v[i - 1])
+                freed += sweep_candidate(t, c.v[i]);
+    }
+    atab__vec_free(t, &c);
+    if (freed)
+        compact(t);
+    __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
+    return freed;
+}
+
+size_t atab_gc(atab_table *t)
+{
+    if (!t)
+        return 0;
+    atab__stop_readers(t);
+    pthread_mutex_lock(&t->cand_lock);
+    size_t freed = sweep(t);
+    pthread_mutex_unlock(&t->cand_lock);
+    atab__resume_readers(t);
+    return freed;
+}
+
+/* The sweep a release triggers runs on the releasing thread; another
 ** thread crossing the threshold meanwhile does not wait for it. */
 static void maybe_sweep(atab_table *t)
 {
-    size_t unused = __atomic_add_fetch(&t->unused, 1, __ATOMIC_RELAXED);
-    if (unused < t->sweep_threshold)
+    if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) < t->sweep_threshold)
         return;
-    if (__atomic_exchange_n(&t->sweeping, 1, __ATOMIC_ACQUIRE))
+    if (__atomic_exchange_n(&t->self_sweep, 1, __ATOMIC_ACQUIRE))
         return;
     atab_gc(t);
-    __atomic_store_n(&t->sweeping, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->self_sweep, 0, __ATOMIC_RELEASE);
+}
+
+/* Release for a thread without a record: on the atom's own count, under
+** cand_lock so a candidate it queues cannot be swept before it is queued. */
+static int release_locked(atab_table *t, const atab_atom *a)
+{
+    int rc = ATAB_OK;
+    pthread_mutex_lock(&t->cand_lock);
+#ifdef ATAB_DEBUG
+    if (atab__count(a) <= 0)   /* exact here: no thread caches counts */
+        rc = ATAB_EREFS;
+    else
+#endif
+    if (atab__count_add(a, -1) <= 0) {
+        atab__vec_push(t, &t->cands, a);
+        __atomic_add_fetch(&t->unused, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&t->cand_lock);
+    if (rc != ATAB_OK)
+        atab__set_error(rc);
+    return rc;
 }
 
 int atab_release(atab_table *t, const atab_atom *a)
 {
+    int rc = ATAB_OK;
     if (!t || !a) {
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
     }
     if (atab_is_static(a))
         return ATAB_OK;
-    uint32_t *rc = (uint32_t *)&a->atab__refcnt;
-    uint32_t c = __atomic_load_n(rc, __ATOMIC_RELAXED);
-    do {
-        if (c == 0) {
-            atab__set_error(ATAB_EREFS);
-            return ATAB_EREFS;
-        }
-        if (c >= ATAB__REF_SAT)
-            return ATAB_OK;   /* saturated: immortal */
-    } while (!__atomic_compare_exchange_n(rc, &c, c - 1, 1, __ATOMIC_RELEASE,
-                                          __ATOMIC_RELAXED));
-    if (c == 1)
-        maybe_sweep(t);
-    return ATAB_OK;
+    atab__rec *r = atab__enter(t);
+    if (ATAB__LIKELY(r != NULL)) {
+        atab__rec_release(t, r, a);
+        atab__leave(r);
+    } else {
+        rc = release_locked(t, a);
+    }
+    maybe_sweep(t);
+    return rc;
 }
 
 void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
@@ -361,11 +496,23 @@ void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);
-        for (size_t j = 0; sh->slots && j <= sh->mask; j++)
-            if (slot_live(sh->slots[j]))
-                fn(ud, slot_atom(sh->slots[j]));
+        uint64_t *slots = atab__arr_slots(sh->arr);
+        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++)
+            if (atab__slot_live(slots[j]))
+                fn(ud, atab__slot_atom(slots[j]));
         pthread_mutex_unlock(&sh->lock);
     }
+}
+
+/* Moves every thread's cached deltas into the atoms' own counts, so each
+** count is exact; the pause is proportional to the threads, not the table. */
+static void flush_all(atab_table *t)
+{
+    atab__stop_readers(t);
+    pthread_mutex_lock(&t->cand_lock);
+    atab__flush_deltas(t, &t->cands);
+    pthread_mutex_unlock(&t->cand_lock);
+    atab__resume_readers(t);
 }
 
 int atab_get_stats(atab_table *t, atab_stats *out)
@@ -375,28 +522,39 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         return ATAB_EINVAL;
     }
     memset(out, 0, sizeof *out);
+    flush_all(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);
-        for (size_t j = 0; sh->slots && j <= sh->mask; j++) {
-            uint64_t s = sh->slots[j];
-            if (!slot_live(s) || atab_is_static(slot_atom(s)))
+        uint64_t *slots = atab__arr_slots(sh->arr);
+        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++) {
+            uint64_t s = slots[j];
+            if (!atab__slot_live(s) || atab_is_static(atab__slot_atom(s)))
                 continue;
             out->atoms++;
-            out->unused += atab__refcnt(slot_atom(s)) == 0;
+            out->unused += atab__count(atab__slot_atom(s)) == 0;
         }
         out->statics_seen += sh->statics;
-        out->capacity += sh->slots ? sh->mask + 1 : 0;
+        out->capacity += atab__arr_cap(sh->arr);
         pthread_mutex_unlock(&sh->lock);
     }
     out->bytes = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+    out->misuse = t->misuse;
     return ATAB_OK;
 }
 
 size_t atab_count(atab_table *t)
 {
-    atab_stats st;
-    return atab_get_stats(t, &st) == ATAB_OK ? st.atoms : 0;
+    size_t n = 0;
+    if (!t)
+        return 0;
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        atab__shard *sh = &t->shards[i];
+        pthread_mutex_lock(&sh->lock);
+        n += sh->used - sh->statics;
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return n;
 }
 
 /* A random seed per table (hash flooding); getrandom, else a mix of
@@ -419,12 +577,14 @@ static int table_init(atab_table *t, const atab_options *o)
     t->memory_limit = o->memory_limit;
     for (unsigned i = 0; i < ATAB__SHARDS; i++)
         pthread_mutex_init(&t->shards[i].lock, NULL);
+    pthread_mutex_init(&t->cand_lock, NULL);
+    atab__threads_init(t);
     if (atab__static_init(t, o) != 0)
         return -1;
     if (o->initial_capacity) {
         size_t per = o->initial_capacity / ATAB__SHARDS + 1;
         for (unsigned i = 0; i < ATAB__SHARDS; i++)
-            shard_rebuild(t, &t->shards[i], capacity_for(per));   /* benign */
+            shard_rebuild(t, &t->shards[i], capacity_for(per));   /* benign; no old */
         atab__set_error(ATAB_OK);
     }
     return 0;
@@ -459,15 +619,18 @@ void atab__table_destroy(atab_table *t)
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        for (size_t j = 0; sh->slots && j <= sh->mask; j++) {
-            uint64_t s = sh->slots[j];
-            if (slot_live(s) && !atab_is_static(slot_atom(s)))
-                atab__atom_free(t, (atab_atom *)slot_atom(s));
+        uint64_t *slots = atab__arr_slots(sh->arr);
+        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++) {
+            uint64_t s = slots[j];
+            if (atab__slot_live(s) && !atab_is_static(atab__slot_atom(s)))
+                atab__atom_free(t, (atab_atom *)atab__slot_atom(s));
         }
-        if (sh->slots)
-            atab__free(t, sh->slots, (sh->mask + 1) * sizeof *sh->slots);
+        free_arr(t, sh->arr);
         pthread_mutex_destroy(&sh->lock);
     }
+    atab__threads_fini(t);
+    atab__vec_free(t, &t->cands);
+    pthread_mutex_destroy(&t->cand_lock);
     atab__static_fini(t);
     atab_allocator al = t->alloc;
     al.free(al.ud, t->raw, ATAB__TABLE_ALLOC);

@@ -3,6 +3,7 @@
 ** sweeps run: identity holds throughout and the counts add up at the end.
 */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "test_util.h"
@@ -104,10 +105,93 @@ static void threads_intern_release_and_sweep_together(void **state)
     atab_table_free(t);
 }
 
+/* References handed between threads: producers intern (hits, counted in
+** their own caches), consumers release them, sweeps run all along. Every
+** atom a consumer receives must still be intact, and at the end only the
+** atoms the main thread holds survive. */
+enum { PAIRS = 3, HANDOFFS = 60000, RING = 256 };
+
+typedef struct ring {
+    const atab_atom *slot[RING];
+    unsigned head, tail;   /* atomic */
+    atab_table *t;
+    int bad;
+} ring;
+
+static void *producer(void *arg)
+{
+    ring *q = arg;
+    char buf[32];
+    for (int i = 0; i < HANDOFFS; i++) {
+        snprintf(buf, sizeof buf, "handoff-%d", i % 97);
+        const atab_atom *a = atab_intern_cstr(q->t, buf);
+        while (__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) -
+               __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) == RING)
+            sched_yield();
+        q->slot[q->head % RING] = a;
+        __atomic_store_n(&q->head, q->head + 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    ring *q = arg;
+    for (int i = 0; i < HANDOFFS; i++) {
+        while (__atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) ==
+               __atomic_load_n(&q->head, __ATOMIC_ACQUIRE))
+            sched_yield();
+        const atab_atom *a = q->slot[q->tail % RING];
+        __atomic_store_n(&q->tail, q->tail + 1, __ATOMIC_RELEASE);
+        if (strncmp(atab_chars(a), "handoff-", 8) != 0)
+            q->bad++;
+        if (atab_release(q->t, a) != ATAB_OK)
+            q->bad++;
+        if (i % 5000 == 0)
+            atab_gc(q->t);
+    }
+    return NULL;
+}
+
+static void references_released_on_another_thread_balance_out(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_NO_DEFAULT_STATICS;
+    o.sweep_threshold = 20;
+    atab_table *t = atab_table_new(&o);
+    const atab_atom *kept = atab_intern_cstr(t, "handoff-5");
+    static ring q[PAIRS];
+    pthread_t th[2 * PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        memset(&q[i], 0, sizeof q[i]);
+        q[i].t = t;
+        pthread_create(&th[2 * i], NULL, producer, &q[i]);
+        pthread_create(&th[2 * i + 1], NULL, consumer, &q[i]);
+    }
+    for (int i = 0; i < 2 * PAIRS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < PAIRS; i++)
+        assert_int_equal(q[i].bad, 0);
+    atab_gc(t);
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_int_equal(st.atoms, 1);   /* only the one still held */
+    assert_int_equal(st.misuse, 0);
+    assert_ptr_equal(atab_lookup(t, "handoff-5", 9), kept);
+    atab_release(t, kept);
+    atab_release(t, kept);
+    atab_gc(t);
+    assert_int_equal(atab_count(t), 0);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_intern_release_and_sweep_together),
+        cmocka_unit_test(references_released_on_another_thread_balance_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
