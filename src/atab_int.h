@@ -130,4 +130,11 @@ ATAB__HIDDEN void atab__table_destroy(atab_table *t);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud);
 
+/* For the memory reporter (report.c): like atab__table_visit, and for each
+** shard that has a slot array, first calls array_fn with the array and its
+** requested size, under the same lock. One shard locked at a time. */
+typedef void (*atab__array_fn)(void *ud, const void *slots, size_t bytes);
+ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
+                                           atab__visit_fn fn, void *ud);
+
 #endif /* ATAB_INT_H */

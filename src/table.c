@@ -368,6 +368,21 @@ void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
     }
 }
 
+void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
+                              atab__visit_fn fn, void *ud)
+{
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        atab__shard *sh = &t->shards[i];
+        pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
+        if (sh->slots)
+            array_fn(ud, sh->slots, (sh->mask + 1) * sizeof *sh->slots);
+        for (size_t j = 0; sh->slots && j <= sh->mask; j++)
+            if (slot_live(sh->slots[j]))
+                fn(ud, slot_atom(sh->slots[j]));
+        pthread_mutex_unlock(&sh->lock);
+    }
+}
+
 int atab_get_stats(atab_table *t, atab_stats *out)
 {
     if (!t || !out) {
