@@ -125,3 +125,17 @@ install-report: report-tool
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab
 	install -m 755 $(REPORT_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(CORPUS) $(DESTDIR)$(DATADIR)/atomtab/
+
+# ---- bench/membytes: bytes per atom for atomtab, GLib and libxml2 ----
+# Always links jemalloc: its stats.allocated is the common measure.
+MEMBYTES := $(O)/bench/membytes
+$(MEMBYTES): bench/membytes.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
+	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
+
+.PHONY: membytes
+membytes: report-tool
+	@sh tools/deps.sh bench
+	@$(MAKE) --no-print-directory $(MEMBYTES)
+	$(MEMBYTES) $(CORPUS)
