@@ -121,6 +121,11 @@ report: report-tool
 	$(REPORT_BIN)
 
 install: install-report
+uninstall: uninstall-report
+.PHONY: uninstall-report
+uninstall-report:
+	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms
+	-rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null
 install-report: report-tool
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab
 	install -m 755 $(REPORT_BIN) $(DESTDIR)$(BINDIR)/
