@@ -112,7 +112,7 @@ $(CORPUS): corpus/nodejs-api-docs.atoms.gz
 $(REPORT_BIN): tools/atomtab-report.c include/atomtab.h $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-.PHONY: report-tool install-report
+.PHONY: report-tool install-report uninstall-report
 all: report-tool
 report-tool: lib
 	@$(MAKE) --no-print-directory $(REPORT_BIN) $(CORPUS)
@@ -121,15 +121,15 @@ report: report-tool
 	$(REPORT_BIN)
 
 install: install-report
-uninstall: uninstall-report
-.PHONY: uninstall-report
-uninstall-report:
-	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms
-	-rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null
 install-report: report-tool
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab
 	install -m 755 $(REPORT_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(CORPUS) $(DESTDIR)$(DATADIR)/atomtab/
+
+uninstall: uninstall-report
+uninstall-report:
+	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms
+	-rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null
 
 # ---- bench/membytes: bytes per atom for atomtab, GLib and libxml2 ----
 # Always links jemalloc: its stats.allocated is the common measure.
