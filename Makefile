@@ -97,3 +97,50 @@ uninstall:
 
 clean:
 	rm -rf $(O)
+
+# ---- memory reporter: tools/atomtab-report over the bundled corpus ----
+# The corpus ships gzip'd (corpus/README.md says where it came from) and is
+# unpacked next to the tool, where the tool looks for it by default.
+DATADIR    ?= $(PREFIX)/share
+REPORT_BIN := $(O)/atomtab-report
+CORPUS     := $(O)/nodejs-api-docs.atoms
+
+$(CORPUS): corpus/nodejs-api-docs.atoms.gz
+	@mkdir -p $(dir $@)
+	gzip -dc $< > $@.tmp && mv $@.tmp $@
+
+$(REPORT_BIN): tools/atomtab-report.c include/atomtab.h $(STATIC)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: report-tool install-report uninstall-report
+all: report-tool
+report-tool: lib
+	@$(MAKE) --no-print-directory $(REPORT_BIN) $(CORPUS)
+
+report: report-tool
+	$(REPORT_BIN)
+
+install: install-report
+install-report: report-tool
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab
+	install -m 755 $(REPORT_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(CORPUS) $(DESTDIR)$(DATADIR)/atomtab/
+
+uninstall: uninstall-report
+uninstall-report:
+	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms
+	-rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null
+
+# ---- bench/membytes: bytes per atom for atomtab, GLib and libxml2 ----
+# Always links jemalloc: its stats.allocated is the common measure.
+MEMBYTES := $(O)/bench/membytes
+$(MEMBYTES): bench/membytes.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
+	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
+
+.PHONY: membytes
+membytes: report-tool
+	@sh tools/deps.sh bench
+	@$(MAKE) --no-print-directory $(MEMBYTES)
+	$(MEMBYTES) $(CORPUS)

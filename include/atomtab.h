@@ -253,6 +253,113 @@ ATAB_API int atab_get_stats(atab_table *t, atab_stats *out);
 /** Live dynamic atoms (unused included); 0 for NULL. */
 ATAB_API size_t atab_count(atab_table *t);
 
+/* ------------------------------------------------------------------ */
+/* Memory reporting                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The table reports what it holds as entries in the shape of Firefox's
+ * memory reporters (nsIMemoryReporter), so a host can merge them into its
+ * own report. Entries (paths are '/'-separated, as in about:memory):
+ *
+ *   explicit/atoms/table                HEAP     BYTES  the table object and
+ *                                                       its slot arrays, at the
+ *                                                       allocator's usable size
+ *   explicit/atoms/dynamic/atom-objects HEAP     BYTES  requested bytes of the
+ *                                                       dynamic atoms (8-byte
+ *                                                       header + chars + NUL)
+ *   explicit/atoms/dynamic/slop         HEAP     BYTES  usable minus requested,
+ *                                                       summed over dynamic atoms
+ *   atoms-static-data                   NONHEAP  BYTES  static atoms in read-only
+ *                                                       data (part of the binary)
+ *   atoms-dynamic                       OTHER    COUNT  live dynamic atoms
+ *   atoms-dynamic-unused                OTHER    COUNT  of those, unused ones
+ *                                                       awaiting a sweep
+ *   atoms-static                        OTHER    COUNT  static atoms in the sets
+ *   atoms-external-handles              OTHER    COUNT  outstanding external
+ *                                                       handles
+ *
+ * When the allocator cannot tell usable sizes (no usable_size hook, or a
+ * hook that answers less than was requested), slop is unknown: the slop
+ * entry is left out and explicit/atoms/table is the requested size;
+ * atab_report_has_usable_size() then returns 0.
+ */
+
+/** Entry kinds (Firefox's nsIMemoryReporter::KIND_*). */
+#define ATAB_KIND_NONHEAP 0  /**< bytes outside the heap (read-only data) */
+#define ATAB_KIND_HEAP 1     /**< bytes from the allocator */
+#define ATAB_KIND_OTHER 2    /**< everything else (counts) */
+
+/** Entry units (Firefox's nsIMemoryReporter::UNITS_*). */
+#define ATAB_UNITS_BYTES 0
+#define ATAB_UNITS_COUNT 1
+
+/**
+ * Receives one report entry. The strings are valid during the call only.
+ * @return 0 to go on; any other value stops the report, and atab_report
+ *         returns that value.
+ */
+typedef int (*atab_report_fn)(void *ud, const char *path, int kind, int units,
+                              int64_t amount, const char *description);
+
+/**
+ * Measures the table and calls `fn` once per entry (the list above), in a
+ * fixed order. The table is measured one shard at a time under that
+ * shard's lock only, so other threads wait at most for one shard's pass
+ * (about 1/64 of the table), never for the whole table; each shard is
+ * exact at the moment it is read, the total is not one instant. `fn` runs
+ * after the measuring, with no lock held: it may call into the table.
+ * Allocates nothing.
+ * @return ATAB_OK, ATAB_EINVAL (NULL t or fn), or the first non-zero value
+ *         `fn` returned.
+ * Thread-safe.
+ */
+ATAB_API int atab_report(atab_table *t, atab_report_fn fn, void *ud);
+
+/**
+ * Non-zero when the table's allocator tells usable sizes, so the report
+ * includes slop (about:memory's "hasMozMallocUsableSize"). Checked on
+ * every block during atab_report; this asks the allocator about the table
+ * object only. 0 for NULL.
+ */
+ATAB_API int atab_report_has_usable_size(const atab_table *t);
+
+/**
+ * Receives the text of a dump, piece by piece (not NUL-terminated).
+ * @return 0 to go on; any other value stops the dump, which returns it.
+ */
+typedef int (*atab_write_fn)(void *ud, const char *buf, size_t len);
+
+/**
+ * A ready-made atab_write_fn for stdio: `ud` is a FILE *. Returns 0, or 1
+ * when the stream took fewer bytes than given (see ferror).
+ */
+ATAB_API int atab_write_file(void *ud, const char *buf, size_t len);
+
+/**
+ * Writes the report as a text tree in the style of Firefox's about:memory:
+ * the explicit/ tree (amount in bytes, percentage of the parent, drawn
+ * with "├──" "└──", largest first), then the other byte measurements, then
+ * the counts, listed apart. UTF-8 text, lines end with '\n'.
+ * Example: atab_report_tree(t, atab_write_file, stdout).
+ * @return ATAB_OK, ATAB_EINVAL (NULL t or w), or the writer's first
+ *         non-zero return.
+ * Thread-safe, as atab_report; allocates nothing.
+ */
+ATAB_API int atab_report_tree(atab_table *t, atab_write_fn w, void *ud);
+
+/**
+ * Writes the report as JSON in the format Firefox's about:memory loads:
+ * {"version":1,"hasMozMallocUsableSize":true|false,"reports":[{"process":
+ * ...,"path":...,"kind":...,"units":...,"amount":...,"description":...},
+ * ...]}, one report per line.
+ * @param process  the "process" field of every report (UTF-8, escaped as
+ *                 needed); NULL gives "".
+ * @return as atab_report_tree.
+ */
+ATAB_API int atab_report_json(atab_table *t, const char *process,
+                              atab_write_fn w, void *ud);
+
 #ifdef __cplusplus
 }
 #endif

@@ -228,6 +228,18 @@ ATAB__HIDDEN void atab__table_destroy(atab_table *t);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud);
 
+/* For the memory reporter (report.c): like atab__table_visit, and for each
+** shard that has a slot array, first calls array_fn with the array and its
+** requested size, under the same lock. One shard locked at a time. */
+typedef void (*atab__array_fn)(void *ud, const void *slots, size_t bytes);
+ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
+                                           atab__visit_fn fn, void *ud);
+/* The blocks of the per-thread records and sweep candidate lists (thread.c);
+** stops readers for a pass over the threads, not the table. */
+ATAB__HIDDEN void atab__threads_visit_memory(atab_table *t, atab__array_fn fn, void *ud);
+/* Moves cached deltas into the atoms' counts, so atab__count is exact. */
+ATAB__HIDDEN void atab__flush_counts(atab_table *t);
+
 /* ---- read-side sections, inline (thread.c has the slow half) ---- */
 
 /* A record starts with its section counter: odd while inside. */

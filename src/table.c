@@ -491,12 +491,15 @@ int atab_release(atab_table *t, const atab_atom *a)
     return rc;
 }
 
-void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
+void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
+                              atab__visit_fn fn, void *ud)
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        pthread_mutex_lock(&sh->lock);
+        pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
         uint64_t *slots = atab__arr_slots(sh->arr);
+        if (sh->arr && array_fn)
+            array_fn(ud, slots, atab__arr_cap(sh->arr) * sizeof *slots);
         for (size_t j = 0; j < atab__arr_cap(sh->arr); j++)
             if (atab__slot_live(slots[j]))
                 fn(ud, atab__slot_atom(slots[j]));
@@ -504,9 +507,14 @@ void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
     }
 }
 
+void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
+{
+    atab__table_visit_shards(t, NULL, fn, ud);
+}
+
 /* Moves every thread's cached deltas into the atoms' own counts, so each
 ** count is exact; the pause is proportional to the threads, not the table. */
-static void flush_all(atab_table *t)
+void atab__flush_counts(atab_table *t)
 {
     atab__stop_readers(t);
     pthread_mutex_lock(&t->cand_lock);
@@ -522,7 +530,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         return ATAB_EINVAL;
     }
     memset(out, 0, sizeof *out);
-    flush_all(t);
+    atab__flush_counts(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);

@@ -391,6 +391,21 @@ int atab__flush_deltas(atab_table *t, atab__vec *out)
     return rc;
 }
 
+void atab__threads_visit_memory(atab_table *t, atab__array_fn fn, void *ud)
+{
+    atab__stop_readers(t);
+    for (atab__rec *r = t->recs; r; r = r->next) {
+        fn(ud, r->raw, REC_ALLOC);
+        if (r->cands.v)
+            fn(ud, r->cands.v, r->cands.cap * sizeof *r->cands.v);
+    }
+    pthread_mutex_lock(&t->cand_lock);
+    if (t->cands.v)
+        fn(ud, t->cands.v, t->cands.cap * sizeof *t->cands.v);
+    pthread_mutex_unlock(&t->cand_lock);
+    atab__resume_readers(t);
+}
+
 void atab__threads_init(atab_table *t)
 {
     pthread_mutex_init(&t->reg_lock, NULL);

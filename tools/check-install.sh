@@ -22,5 +22,8 @@ for how in meson make; do
         $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
     LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
         "$prefix/example" >/dev/null
+    # the installed report tool finds the installed corpus on its own
+    "$prefix/bin/atomtab-report" --json > "$prefix/report.json" 2>/dev/null ||
+        { echo "check-install: atomtab-report from $how install failed" >&2; exit 1; }
     echo "check-install: $how install works through pkg-config"
 done

@@ -1,0 +1,248 @@
+/*
+** membytes.c - bytes per distinct atom on a token stream, for atomtab,
+** GLib's g_intern_string and libxml2's xmlDictLookup, measured the same
+** way: jemalloc's stats.allocated (usable sizes, so slop included) before
+** and after interning the whole stream, each interner in a fresh forked
+** process. This program links jemalloc, so GLib's and libxml2's malloc is
+** jemalloc too. Also: atomtab's own memory report checked against that
+** delta, and how jemalloc's size classes (nallocx) fall for other header
+** sizes.
+**
+** usage: membytes FILE   (one token per line; empty lines skipped)
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <jemalloc/jemalloc.h>
+#include <libxml/xmlstring.h>
+#include <libxml/dict.h>
+
+#include "atab_int.h"   /* ATAB__TABLE_ALLOC, for the size-class notes */
+
+static double *table_share;   /* shared with the atomtab child */
+
+typedef struct corpus {
+    char *text;
+    const char **tok;   /* NUL-terminated tokens, in stream order */
+    size_t *len;
+    size_t n;           /* tokens */
+    size_t distinct;    /* distinct tokens */
+    size_t chars;       /* sum of len + 1 over distinct tokens */
+} corpus;
+
+/* Live bytes by jemalloc's count: flush this thread's cache (cached
+** blocks count as allocated), write epoch, read stats.allocated. */
+static size_t allocated(void)
+{
+    uint64_t epoch = 1;
+    size_t v = 0, len = sizeof v;
+    mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+    mallctl("epoch", NULL, NULL, &epoch, sizeof epoch);
+    if (mallctl("stats.allocated", &v, &len, NULL, 0) != 0) {
+        fprintf(stderr, "membytes: jemalloc has no stats.allocated\n");
+        exit(1);
+    }
+    return v;
+}
+
+static int cmp_tok(const void *a, const void *b)
+{
+    const char *const *x = a, *const *y = b;
+    return strcmp(*x, *y);
+}
+
+/* Reads FILE; splits it into tokens and counts the distinct ones. */
+static void load(const char *path, corpus *c)
+{
+    FILE *f = fopen(path, "rb");
+    long size;
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+        perror(path);
+        exit(1);
+    }
+    rewind(f);
+    c->text = malloc((size_t)size + 1);
+    c->tok = malloc(((size_t)size + 1) * sizeof *c->tok);
+    c->len = malloc(((size_t)size + 1) * sizeof *c->len);
+    if (!c->text || !c->tok || !c->len || fread(c->text, 1, (size_t)size, f) != (size_t)size) {
+        fprintf(stderr, "membytes: cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    c->text[size] = '\n';
+    c->n = 0;
+    for (char *s = c->text, *end = c->text + size; s < end;) {
+        char *nl = memchr(s, '\n', (size_t)(end - s) + 1);
+        *nl = '\0';
+        if (nl > s) {
+            c->tok[c->n] = s;
+            c->len[c->n++] = (size_t)(nl - s);
+        }
+        s = nl + 1;
+    }
+    const char **sorted = malloc(c->n * sizeof *sorted);
+    memcpy(sorted, c->tok, c->n * sizeof *sorted);
+    qsort(sorted, c->n, sizeof *sorted, cmp_tok);
+    c->distinct = c->chars = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+            continue;
+        c->distinct++;
+        c->chars += strlen(sorted[i]) + 1;
+    }
+    free(sorted);
+}
+
+static void print_row(const corpus *c, const char *name, size_t total)
+{
+    double n = (double)c->distinct;
+    printf("%-22s %10zu %10.2f %10.2f %10.2f\n", name, total, total / n,
+           c->chars / n, (total - c->chars) / n);
+}
+
+/* ---- atomtab, with the split from its own report ---- */
+
+typedef struct split {
+    int64_t table, objects, slop;
+} split;
+
+static int take(void *ud, const char *path, int kind, int units, int64_t amount,
+                const char *desc)
+{
+    split *s = ud;
+    (void)kind; (void)units; (void)desc;
+    if (strcmp(path, "explicit/atoms/table") == 0)
+        s->table = amount;
+    else if (strcmp(path, "explicit/atoms/dynamic/atom-objects") == 0)
+        s->objects = amount;
+    else if (strcmp(path, "explicit/atoms/dynamic/slop") == 0)
+        s->slop = amount;
+    return 0;
+}
+
+static void run_atomtab(const corpus *c)
+{
+    size_t before = allocated();
+    atab_table *t = atab_table_new(NULL);
+    for (size_t i = 0; i < c->n; i++)
+        atab_intern(t, c->tok[i], c->len[i]);   /* a reference kept per token */
+    size_t total = allocated() - before;
+    split s = {0, 0, 0};
+    atab_stats st;
+    atab_report(t, take, &s);
+    atab_get_stats(t, &st);
+    print_row(c, "atomtab atab_intern", total);
+    double n = (double)st.atoms;
+    double header = (double)sizeof(atab_atom);
+    printf("  atomtab split per atom: header %.2f + chars+NUL %.2f + slop %.2f"
+           " + table %.2f = %.2f; overhead (all but chars+NUL) %.2f\n",
+           header, s.objects / n - header, s.slop / n, s.table / n,
+           (s.objects + s.slop + s.table) / n, header + (s.slop + s.table) / n);
+    printf("  atomtab report heap total %lld vs jemalloc delta %zu: %s\n",
+           (long long)(s.objects + s.slop + s.table), total,
+           (size_t)(s.objects + s.slop + s.table) == total ? "equal" : "DIFFERENT");
+    *table_share = s.table / n;
+    printf("  atomtab table: %zu slots for %zu atoms (load %.2f), object %zu B"
+           " requested -> %zu B class\n", st.capacity, st.atoms,
+           (double)st.atoms / (double)st.capacity, (size_t)ATAB__TABLE_ALLOC,
+           nallocx(ATAB__TABLE_ALLOC, 0));
+}
+
+static void run_glib(const corpus *c)
+{
+    size_t before = allocated();
+    for (size_t i = 0; i < c->n; i++)
+        g_intern_string(c->tok[i]);
+    print_row(c, "GLib g_intern_string", allocated() - before);
+}
+
+static void run_libxml2(const corpus *c)
+{
+    size_t before = allocated();
+    xmlDictPtr d = xmlDictCreate();
+    for (size_t i = 0; i < c->n; i++)
+        xmlDictLookup(d, (const xmlChar *)c->tok[i], (int)c->len[i]);
+    size_t total = allocated() - before;
+    print_row(c, "libxml2 xmlDictLookup", total);
+    if ((size_t)xmlDictSize(d) != c->distinct)
+        printf("  libxml2: dict holds %d names, expected %zu\n", xmlDictSize(d),
+               c->distinct);
+    xmlDictFree(d);
+}
+
+/* Runs fn in a fresh process (GLib's table is global; each interner
+** starts from a clean heap). */
+static void in_child(void (*fn)(const corpus *), const corpus *c)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        fn(c);
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        fprintf(stderr, "membytes: a measurement failed\n");
+        exit(1);
+    }
+}
+
+/* Average slop per distinct atom if atoms had an h-byte header, at
+** jemalloc's size classes and at an exact 8-byte granularity. */
+static void size_classes(const corpus *c)
+{
+    const char **sorted = malloc(c->n * sizeof *sorted);
+    memcpy(sorted, c->tok, c->n * sizeof *sorted);
+    qsort(sorted, c->n, sizeof *sorted, cmp_tok);
+    printf("\nslop per atom by header size (jemalloc nallocx | 8-byte granularity):\n");
+    for (size_t h = 4; h <= 16; h += 4) {
+        double je = 0, g8 = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+                continue;
+            size_t req = h + strlen(sorted[i]) + 1;
+            je += (double)(nallocx(req, 0) - req);
+            g8 += (double)(((req + 7) & ~(size_t)7) - req);
+        }
+        je /= (double)c->distinct;
+        g8 /= (double)c->distinct;
+        printf("  header %2zu: slop %5.2f | %5.2f   overhead with today's table share"
+               " (%.2f): %5.2f | %5.2f\n", h, je, g8, *table_share,
+               (double)h + je + *table_share, (double)h + g8 + *table_share);
+    }
+    free(sorted);
+}
+
+int main(int argc, char **argv)
+{
+    corpus c;
+    if (argc != 2) {
+        fprintf(stderr, "usage: membytes FILE\n");
+        return 2;
+    }
+    table_share = mmap(NULL, sizeof *table_share, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (table_share == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    load(argv[1], &c);
+    printf("%s: %zu tokens, %zu distinct, %.2f chars+NUL per distinct token\n",
+           argv[1], c.n, c.distinct, (double)c.chars / c.distinct);
+    printf("method: jemalloc stats.allocated delta (usable sizes) around interning the\n"
+           "whole stream, each interner in a fresh process; per distinct atom.\n\n");
+    printf("%-22s %10s %10s %10s %10s\n", "interner", "bytes", "B/atom",
+           "chars+NUL", "overhead");
+    in_child(run_atomtab, &c);
+    in_child(run_glib, &c);
+    in_child(run_libxml2, &c);
+    size_classes(&c);
+    return 0;
+}

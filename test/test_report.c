@@ -1,0 +1,856 @@
+/*
+** test_report.c - the memory reporter: heap entries add up exactly to what
+** the allocator handed out, slop is usable minus requested, unknown slop
+** is left out, counts are right, the JSON parses strictly with every key,
+** the tree shows every path largest first, and reporting is safe while
+** other threads intern and release.
+*/
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "test_util.h"
+#include "atab_int.h"
+
+/* ---- collecting entries ---- */
+
+typedef struct got_entry {
+    char path[64];
+    int kind, units;
+    int64_t amount;
+    char desc[256];
+} got_entry;
+
+typedef struct got {
+    got_entry e[16];
+    int n;
+    int stop_at;   /* with a non-zero value: return 7 from this call (1-based) */
+} got;
+
+static int collect_cb(void *ud, const char *path, int kind, int units,
+                      int64_t amount, const char *description)
+{
+    got *g = ud;
+    if (g->n == 16)
+        return 99;
+    got_entry *e = &g->e[g->n++];
+    snprintf(e->path, sizeof e->path, "%s", path);
+    snprintf(e->desc, sizeof e->desc, "%s", description);
+    e->kind = kind;
+    e->units = units;
+    e->amount = amount;
+    return g->n == g->stop_at ? 7 : 0;
+}
+
+static const got_entry *find(const got *g, const char *path)
+{
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->e[i].path, path) == 0)
+            return &g->e[i];
+    return NULL;
+}
+
+static int64_t amount_of(const got *g, const char *path)
+{
+    const got_entry *e = find(g, path);
+    assert_non_null(e);
+    return e->amount;
+}
+
+static void report_into(atab_table *t, got *g)
+{
+    memset(g, 0, sizeof *g);
+    assert_int_equal(atab_report(t, collect_cb, g), ATAB_OK);
+}
+
+static int64_t heap_total(const got *g)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < g->n; i++)
+        if (g->e[i].kind == ATAB_KIND_HEAP)
+            sum += g->e[i].amount;
+    return sum;
+}
+
+/* ---- a rounding allocator: usable size = request rounded up to 16 ---- */
+
+typedef struct round_alloc {
+    counting_alloc c;
+    size_t handed;   /* usable bytes of the live blocks */
+} round_alloc;
+
+static size_t round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static void *ra_alloc(void *ud, size_t size)
+{
+    round_alloc *r = ud;
+    void *p = ca_alloc(&r->c, size);
+    if (p)
+        r->handed += round16(size);
+    return p;
+}
+
+static void ra_free(void *ud, void *p, size_t size)
+{
+    round_alloc *r = ud;
+    if (p)
+        r->handed -= round16(size);
+    ca_free(&r->c, p, size);
+}
+
+static size_t ra_usable(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p;
+    return round16(size);
+}
+
+/* Interns n distinct strings of assorted lengths (0..150); adds their
+** requested bytes and slop (at 16-byte rounding) to *req and *slop. */
+static void intern_assorted(atab_table *t, int n, const atab_atom **keep,
+                            size_t *req, size_t *slop)
+{
+    char buf[200];
+    for (int i = 0; i < n; i++) {
+        int len = snprintf(buf, sizeof buf, "%d:", i);
+        int want = (i * 37) % 151;
+        for (; len < want; len++)
+            buf[len] = (char)('a' + (i + len) % 26);
+        keep[i] = atab_intern(t, buf, (size_t)len);
+        assert_non_null(keep[i]);
+        size_t r = sizeof(atab_atom) + (size_t)len + 1;
+        *req += r;
+        *slop += round16(r) - r;
+    }
+}
+
+/* ---- capturing dumps ---- */
+
+typedef struct sink {
+    char buf[8192];
+    size_t n;
+    int calls;
+    int fail_with;   /* non-zero: return it from the first call */
+} sink;
+
+static int sink_write(void *ud, const char *s, size_t len)
+{
+    sink *k = ud;
+    k->calls++;
+    if (k->fail_with)
+        return k->fail_with;
+    assert_true(k->n + len < sizeof k->buf);
+    memcpy(k->buf + k->n, s, len);
+    k->n += len;
+    k->buf[k->n] = '\0';
+    return 0;
+}
+
+/* ---- accuracy ---- */
+
+static void heap_entries_add_up_to_what_the_allocator_handed_out(void **state)
+{
+    (void)state;
+    round_alloc r = {{0}, 0};
+    atab_allocator al = {ra_alloc, ra_free, ra_usable, &r};
+    atab_table *t = plain_table(&al);
+    const atab_atom *keep[3000];
+    size_t req = 0, slop = 0;
+    got g;
+    intern_assorted(t, 3000, keep, &req, &slop);
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
+    assert_int_equal(heap_total(&g), r.handed);
+    assert_int_equal(amount_of(&g, "explicit/atoms/table"),
+                     r.handed - (req + slop));
+    assert_true(atab_report_has_usable_size(t));
+
+    /* after releasing and sweeping half, the arrays are rebuilt: still exact */
+    size_t req2 = 0, slop2 = 0;
+    for (int i = 0; i < 3000; i += 2) {
+        size_t rq = sizeof(atab_atom) + atab_len(keep[i]) + 1;
+        atab_release(t, keep[i]);
+        req2 += rq;
+        slop2 += round16(rq) - rq;
+    }
+    assert_int_equal(atab_gc(t), 1500);
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req - req2);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop - slop2);
+    assert_int_equal(heap_total(&g), r.handed);
+    atab_table_free(t);
+    assert_int_equal(r.handed, 0);
+}
+
+static void with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);   /* usable == requested */
+    atab_table *t = plain_table(&al);
+    const atab_atom *keep[500];
+    size_t req = 0, slop = 0;
+    atab_stats st;
+    got g;
+    intern_assorted(t, 500, keep, &req, &slop);
+    report_into(t, &g);
+    atab_get_stats(t, &st);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), 0);
+    assert_int_equal(heap_total(&g), c.bytes);
+    assert_int_equal(heap_total(&g), st.bytes);
+    atab_table_free(t);
+}
+
+/* jemalloc's own count: stats.allocated after flushing this thread's cache
+** (cached blocks count as allocated) and writing epoch. mallctl is found
+** only when jemalloc is linked, i.e. in the jemalloc build, where it is
+** also the library's default allocator. */
+typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+
+static size_t je_allocated(mallctl_fn mallctl)
+{
+    uint64_t epoch = 1;
+    size_t allocated = 0, len = sizeof allocated;
+    mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+    assert_int_equal(mallctl("epoch", NULL, NULL, &epoch, sizeof epoch), 0);
+    assert_int_equal(mallctl("stats.allocated", &allocated, &len, NULL, 0), 0);
+    return allocated;
+}
+
+static void heap_entries_match_jemalloc_stats_allocated(void **state)
+{
+    (void)state;
+    mallctl_fn mallctl = (mallctl_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "mallctl");
+    size_t allocated = 0, len = sizeof allocated;
+    if (!mallctl || mallctl("stats.allocated", &allocated, &len, NULL, 0) != 0)
+        skip();   /* system allocator build, or jemalloc without stats */
+    static const atab_atom *keep[20000];
+    char buf[64];
+    got g;
+    size_t before = je_allocated(mallctl);
+    atab_table *t = atab_table_new(NULL);
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(buf, sizeof buf, "jemalloc-%d-%.*s", i, i % 40,
+                         "0123456789012345678901234567890123456789");
+        keep[i] = atab_intern(t, buf, (size_t)n);
+    }
+    size_t after = je_allocated(mallctl);
+    report_into(t, &g);
+    assert_true(atab_report_has_usable_size(t));
+    assert_int_equal(heap_total(&g), after - before);
+    for (int i = 0; i < 20000; i++)
+        atab_release(t, keep[i]);
+    atab_table_free(t);
+}
+
+/* ---- unknown slop ---- */
+
+static size_t says_zero(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p; (void)size;
+    return 0;
+}
+
+static void check_slop_left_out(atab_allocator *al, counting_alloc *c)
+{
+    atab_table *t = plain_table(al);
+    const atab_atom *keep[100];
+    size_t req = 0, slop = 0;
+    got g;
+    intern_assorted(t, 100, keep, &req, &slop);
+    report_into(t, &g);
+    assert_null(find(&g, "explicit/atoms/dynamic/slop"));
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req);
+    assert_int_equal(heap_total(&g), c->bytes);   /* requested sizes */
+    assert_false(atab_report_has_usable_size(t));
+    static sink k;   /* the tree says so, and shows dynamic/ as one node */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "── dynamic/atom-objects\n"));
+    assert_non_null(strstr(k.buf, "slop unknown"));
+    atab_table_free(t);
+}
+
+static void slop_is_left_out_when_the_allocator_cannot_tell(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    al.usable_size = NULL;
+    check_slop_left_out(&al, &c);
+    al.usable_size = says_zero;
+    check_slop_left_out(&al, &c);
+}
+
+/* ---- counts ---- */
+
+static void counts_report_dynamic_unused_static_and_handles(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    const atab_atom *keep[10];
+    size_t req = 0, slop = 0;
+    got g;
+    intern_assorted(t, 10, keep, &req, &slop);
+    for (int i = 0; i < 3; i++)
+        atab_release(t, keep[i]);
+    t->handles = 2;   /* as external handles would (issue 4) */
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "atoms-dynamic"), 10);
+    assert_int_equal(amount_of(&g, "atoms-dynamic-unused"), 3);
+    assert_int_equal(amount_of(&g, "atoms-static"), 0);
+    assert_int_equal(amount_of(&g, "atoms-external-handles"), 2);
+    assert_int_equal(amount_of(&g, "atoms-static-data"), 0);
+    t->handles = 0;
+    for (int i = 0; i < g.n; i++) {
+        const got_entry *e = &g.e[i];
+        int explicit_ = strncmp(e->path, "explicit/", 9) == 0;
+        assert_true(e->units == ATAB_UNITS_BYTES || e->units == ATAB_UNITS_COUNT);
+        if (explicit_)   /* about:memory's rule for explicit/ */
+            assert_true(e->kind != ATAB_KIND_OTHER && e->units == ATAB_UNITS_BYTES);
+        if (e->units == ATAB_UNITS_COUNT)
+            assert_int_equal(e->kind, ATAB_KIND_OTHER);
+        assert_true(e->desc[0] >= 'A' && e->desc[0] <= 'Z');   /* a sentence */
+        assert_int_equal(e->desc[strlen(e->desc) - 1], '.');
+    }
+    assert_int_equal(find(&g, "atoms-static-data")->kind, ATAB_KIND_NONHEAP);
+    atab_table_free(t);
+}
+
+/* ---- a strict JSON parser (RFC 8259) into a small tree ---- */
+
+enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+typedef struct jval {
+    int type;
+    int64_t i;
+    int b;
+    char s[512];        /* J_STR: decoded UTF-8 */
+    char key[64];       /* member name, inside an object */
+    int first, next;    /* children, siblings: indices, -1 for none */
+} jval;
+
+typedef struct jp {
+    const char *p;
+    jval v[128];
+    int n;
+    int ok;
+} jp;
+
+static void jws(jp *j)
+{
+    while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
+        j->p++;
+}
+
+static int jfail(jp *j)
+{
+    j->ok = 0;
+    return -1;
+}
+
+static void put_utf8(char *out, size_t *k, size_t cap, unsigned cp)
+{
+    char b[4];
+    size_t n = 0;
+    if (cp < 0x80) b[n++] = (char)cp;
+    else if (cp < 0x800) { b[n++] = (char)(0xc0 | cp >> 6); b[n++] = (char)(0x80 | (cp & 0x3f)); }
+    else if (cp < 0x10000) { b[n++] = (char)(0xe0 | cp >> 12); b[n++] = (char)(0x80 | ((cp >> 6) & 0x3f)); b[n++] = (char)(0x80 | (cp & 0x3f)); }
+    else { b[n++] = (char)(0xf0 | cp >> 18); b[n++] = (char)(0x80 | ((cp >> 12) & 0x3f)); b[n++] = (char)(0x80 | ((cp >> 6) & 0x3f)); b[n++] = (char)(0x80 | (cp & 0x3f)); }
+    for (size_t i = 0; i < n && *k + 1 < cap; i++)
+        out[(*k)++] = b[i];
+}
+
+static int jhex4(jp *j, unsigned *cp)
+{
+    *cp = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = *j->p;
+        if (c)
+            j->p++;   /* never past the end */
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return jfail(j);
+        *cp = *cp * 16 + (unsigned)d;
+    }
+    return 0;
+}
+
+/* Parses a string at j->p (at the quote) into out; 0 or -1. */
+static int jstring(jp *j, char *out, size_t cap)
+{
+    size_t k = 0;
+    if (*j->p != '"')
+        return jfail(j);
+    j->p++;
+    for (;;) {
+        unsigned char c = (unsigned char)*j->p;
+        if (c < 0x20)
+            return jfail(j);   /* raw control characters (and the end) */
+        j->p++;
+        if (c == '"')
+            break;
+        if (c != '\\') {
+            if (k + 1 < cap)
+                out[k++] = (char)c;
+            continue;
+        }
+        c = (unsigned char)*j->p;
+        if (!c)
+            return jfail(j);
+        j->p++;
+        const char *simple = strchr("\"\\/bfnrt", c);
+        if (c && simple) {
+            static const char map[] = "\"\\/\b\f\n\r\t";
+            if (k + 1 < cap)
+                out[k++] = map[simple - "\"\\/bfnrt"];
+            continue;
+        }
+        unsigned cp, lo;
+        if (c != 'u' || jhex4(j, &cp) != 0)
+            return jfail(j);
+        if (cp >= 0xd800 && cp < 0xdc00) {   /* needs its low half */
+            if (j->p[0] != '\\' || j->p[1] != 'u')
+                return jfail(j);
+            j->p += 2;
+            if (jhex4(j, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff)
+                return jfail(j);
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        } else if (cp >= 0xdc00 && cp < 0xe000) {
+            return jfail(j);
+        }
+        put_utf8(out, &k, cap, cp);
+    }
+    out[k] = '\0';
+    return 0;
+}
+
+static int jvalue(jp *j);
+
+static int jnumber(jp *j, jval *v)
+{
+    const char *s = j->p;
+    v->type = J_NUM;
+    if (*j->p == '-')
+        j->p++;
+    if (*j->p == '0')
+        j->p++;
+    else if (*j->p >= '1' && *j->p <= '9')
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    else
+        return jfail(j);
+    if (*j->p == '.' || *j->p == 'e' || *j->p == 'E')
+        return jfail(j);   /* valid JSON, but every amount must be an integer */
+    v->i = strtoll(s, NULL, 10);
+    return 0;
+}
+
+/* Parses a container's members; `obj` says whether members have keys. */
+static int jmembers(jp *j, int id, int obj, char close)
+{
+    int prev = -1;
+    j->p++;
+    jws(j);
+    if (*j->p == close) {
+        j->p++;
+        return 0;
+    }
+    for (;;) {
+        char key[64] = "";
+        jws(j);
+        if (obj) {
+            if (*j->p != '"' || jstring(j, key, sizeof key) != 0)
+                return jfail(j);
+            jws(j);
+            if (*j->p != ':')
+                return jfail(j);
+            j->p++;
+        }
+        int kid = jvalue(j);
+        if (kid < 0)
+            return -1;
+        snprintf(j->v[kid].key, sizeof j->v[kid].key, "%s", key);
+        if (prev < 0)
+            j->v[id].first = kid;
+        else
+            j->v[prev].next = kid;
+        prev = kid;
+        jws(j);
+        if (*j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (*j->p != close)
+            return jfail(j);
+        j->p++;
+        return 0;
+    }
+}
+
+/* Parses one value; returns its index, or -1. */
+static int jvalue(jp *j)
+{
+    jws(j);
+    if (j->n == 128)
+        return jfail(j);
+    int id = j->n++;
+    jval *v = &j->v[id];
+    memset(v, 0, sizeof *v);
+    v->first = v->next = -1;
+    if (*j->p == '{' || *j->p == '[') {
+        v->type = *j->p == '{' ? J_OBJ : J_ARR;
+        return jmembers(j, id, v->type == J_OBJ, v->type == J_OBJ ? '}' : ']') ? -1 : id;
+    }
+    if (*j->p == '"') {
+        v->type = J_STR;
+        return jstring(j, v->s, sizeof v->s) ? -1 : id;
+    }
+    if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "false", 5) == 0) {
+        v->type = J_BOOL;
+        v->b = *j->p == 't';
+        j->p += v->b ? 4 : 5;
+        return id;
+    }
+    if (strncmp(j->p, "null", 4) == 0) {
+        j->p += 4;
+        return id;
+    }
+    return jnumber(j, v) ? -1 : id;
+}
+
+/* Parses a whole document; the root's index, or fails the test. */
+static int jparse(jp *j, const char *text)
+{
+    j->p = text;
+    j->n = 0;
+    j->ok = 1;
+    int root = jvalue(j);
+    jws(j);
+    assert_true(j->ok && root >= 0);
+    assert_int_equal(*j->p, '\0');   /* nothing after the document */
+    return root;
+}
+
+static const jval *jget(const jp *j, int obj, const char *key)
+{
+    for (int k = j->v[obj].first; k >= 0; k = j->v[k].next)
+        if (strcmp(j->v[k].key, key) == 0)
+            return &j->v[k];
+    return NULL;
+}
+
+static int jcount(const jp *j, int id)
+{
+    int n = 0;
+    for (int k = j->v[id].first; k >= 0; k = j->v[k].next)
+        n++;
+    return n;
+}
+
+static void the_strict_parser_rejects_bad_json(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{\"a\":1,}", "[1,]", "{\"a\" 1}", "[01]", "\"\x01\"", "\"\\x\"",
+        "[1] x", "{'a':1}", "\"\\ud800\"", "[1", "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        jp j;
+        j.p = bad[i];
+        j.n = 0;
+        j.ok = 1;
+        int root = jvalue(&j);
+        jws(&j);
+        assert_true(!j.ok || root < 0 || *j.p != '\0');
+    }
+}
+
+static void json_parses_and_has_every_key(void **state)
+{
+    (void)state;
+    static const char process[] = "proc \"q\" \\ \n\x01 \xc3\xa9 \xff end";
+    static const char decoded[] = "proc \"q\" \\ \n\x01 \xc3\xa9 \xef\xbf\xbd end";
+    round_alloc r = {{0}, 0};
+    atab_allocator al = {ra_alloc, ra_free, ra_usable, &r};
+    atab_table *t = plain_table(&al);
+    const atab_atom *keep[50];
+    size_t req = 0, slop = 0;
+    static sink k;
+    static jp j;
+    got g;
+    intern_assorted(t, 50, keep, &req, &slop);
+    report_into(t, &g);
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_json(t, process, sink_write, &k), ATAB_OK);
+
+    int root = jparse(&j, k.buf);
+    assert_int_equal(j.v[root].type, J_OBJ);
+    assert_int_equal(jcount(&j, root), 3);
+    const jval *ver = jget(&j, root, "version");
+    const jval *usable = jget(&j, root, "hasMozMallocUsableSize");
+    const jval *reports = jget(&j, root, "reports");
+    assert_true(ver && ver->type == J_NUM && ver->i == 1);
+    assert_true(usable && usable->type == J_BOOL && usable->b);
+    assert_true(reports && reports->type == J_ARR);
+    assert_int_equal(jcount(&j, (int)(reports - j.v)), g.n);
+    int i = 0;
+    for (int id = reports->first; id >= 0; id = j.v[id].next, i++) {
+        static const char *const keys[] = {"process", "path", "kind", "units",
+                                           "amount", "description"};
+        assert_int_equal(j.v[id].type, J_OBJ);
+        assert_int_equal(jcount(&j, id), 6);
+        for (int q = 0; q < 6; q++) {
+            const jval *m = jget(&j, id, keys[q]);
+            assert_non_null(m);
+            int want_str = q == 0 || q == 1 || q == 5;
+            assert_int_equal(m->type, want_str ? J_STR : J_NUM);
+        }
+        assert_string_equal(jget(&j, id, "process")->s, decoded);
+        assert_string_equal(jget(&j, id, "path")->s, g.e[i].path);
+        assert_string_equal(jget(&j, id, "description")->s, g.e[i].desc);
+        assert_int_equal(jget(&j, id, "kind")->i, g.e[i].kind);
+        assert_int_equal(jget(&j, id, "units")->i, g.e[i].units);
+        assert_int_equal(jget(&j, id, "amount")->i, g.e[i].amount);
+    }
+
+    memset(&k, 0, sizeof k);   /* NULL process: "" */
+    assert_int_equal(atab_report_json(t, NULL, sink_write, &k), ATAB_OK);
+    root = jparse(&j, k.buf);
+    reports = jget(&j, root, "reports");
+    assert_string_equal(jget(&j, reports->first, "process")->s, "");
+    atab_table_free(t);
+
+    counting_alloc c = {0};   /* no usable sizes: false, no slop report */
+    atab_allocator blind = ca_allocator(&c);
+    blind.usable_size = NULL;
+    t = plain_table(&blind);
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_json(t, "p", sink_write, &k), ATAB_OK);
+    root = jparse(&j, k.buf);
+    assert_false(jget(&j, root, "hasMozMallocUsableSize")->b);
+    assert_null(strstr(k.buf, "slop"));
+    atab_table_free(t);
+}
+
+/* ---- the tree ---- */
+
+/* The line of the tree that ends with `name`, or NULL. */
+static const char *line_of(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *l = text; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        if (len >= n && memcmp(l + len - n, name, n) == 0 &&
+            (len == n || l[len - n - 1] == ' '))
+            return l;
+        l += len + (e != NULL);
+    }
+    return NULL;
+}
+
+static void check_tree(const char *text)
+{
+    static const char *const lines[] = {
+        "(100.0%) -- explicit", "-- atoms", "-- dynamic", "── atom-objects",
+        "── slop", "── table", "── atoms-static-data", "── atoms-dynamic",
+        "── atoms-dynamic-unused", "── atoms-static", "── atoms-external-handles",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        assert_non_null(line_of(text, lines[i]));
+    assert_non_null(strstr(text, "Explicit Allocations\n"));
+    assert_non_null(strstr(text, "\nOther Measurements\n"));
+    assert_non_null(strstr(text, "\nCounts\n"));
+    assert_non_null(strstr(text, "├──"));
+    assert_non_null(strstr(text, "└──"));
+    /* counts come after the explicit tree, never inside it */
+    assert_true(line_of(text, "── atoms-dynamic") > strstr(text, "\nCounts\n"));
+}
+
+static void tree_shows_every_path_largest_first(void **state)
+{
+    (void)state;
+    round_alloc r = {{0}, 0};
+    atab_allocator al = {ra_alloc, ra_free, ra_usable, &r};
+    static sink k;
+    char big[4000];
+
+    atab_table *t = plain_table(&al);   /* a few tiny atoms: table first */
+    atab_intern_cstr(t, "a");
+    atab_intern_cstr(t, "b");
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
+    check_tree(k.buf);
+    assert_true(line_of(k.buf, "── table") < line_of(k.buf, "-- dynamic"));
+    atab_table_free(t);
+
+    t = plain_table(&al);   /* big atoms: dynamic first */
+    memset(big, 'x', sizeof big);
+    for (int i = 0; i < 300; i++) {
+        big[0] = (char)('A' + i % 26);
+        big[1] = (char)('A' + i / 26);
+        atab_intern(t, big, sizeof big - (size_t)i);
+    }
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
+    check_tree(k.buf);
+    assert_true(line_of(k.buf, "-- dynamic") < line_of(k.buf, "── table"));
+    assert_true(line_of(k.buf, "── atom-objects") < line_of(k.buf, "── slop"));
+
+    got g;   /* the root's amount is the heap total, with separators */
+    char want[64];
+    report_into(t, &g);
+    int64_t total = heap_total(&g);
+    snprintf(want, sizeof want, "%d,%03d,%03d B (100.0%%) -- explicit\n",
+             (int)(total / 1000000), (int)(total / 1000 % 1000), (int)(total % 1000));
+    assert_true(total >= 1000000);
+    assert_non_null(strstr(k.buf, want));
+    atab_table_free(t);
+}
+
+/* ---- stopping, errors, stdio ---- */
+
+static void a_failing_callback_or_writer_stops_the_report(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    got g;
+    sink k;
+    memset(&g, 0, sizeof g);
+    g.stop_at = 2;
+    assert_int_equal(atab_report(t, collect_cb, &g), 7);
+    assert_int_equal(g.n, 2);
+
+    memset(&k, 0, sizeof k);
+    k.fail_with = 5;
+    assert_int_equal(atab_report_tree(t, sink_write, &k), 5);
+    assert_int_equal(k.calls, 1);
+    memset(&k, 0, sizeof k);
+    k.fail_with = -9;
+    assert_int_equal(atab_report_json(t, "p", sink_write, &k), -9);
+    assert_int_equal(k.calls, 1);
+    atab_table_free(t);
+}
+
+static void null_arguments_are_einval(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    got g;
+    assert_int_equal(atab_report(NULL, collect_cb, &g), ATAB_EINVAL);
+    assert_int_equal(atab_report(t, NULL, &g), ATAB_EINVAL);
+    assert_int_equal(atab_report_tree(NULL, sink_write, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_report_tree(t, NULL, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_report_json(NULL, "p", sink_write, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_report_json(t, "p", NULL, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_false(atab_report_has_usable_size(NULL));
+    atab_table_free(t);
+}
+
+static void atab_write_file_writes_the_dump_to_a_file(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    atab_intern_cstr(t, "file");
+    static sink k;
+    static char back[8192];
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
+    assert_int_equal(atab_report_tree(t, atab_write_file, f), ATAB_OK);
+    rewind(f);
+    size_t n = fread(back, 1, sizeof back - 1, f);
+    back[n] = '\0';
+    assert_string_equal(back, k.buf);
+    fclose(f);
+    f = fopen("/dev/full", "w");   /* a stream that cannot take the bytes */
+    if (f) {
+        setvbuf(f, NULL, _IONBF, 0);
+        assert_int_equal(atab_report_tree(t, atab_write_file, f), 1);
+        fclose(f);
+    }
+    atab_table_free(t);
+}
+
+/* ---- reporting under concurrent use ---- */
+
+typedef struct churn {
+    atab_table *t;
+    int seed;
+    int stop;
+    int failed;   /* cmocka's asserts belong to the main thread */
+} churn;
+
+static void *churn_main(void *arg)
+{
+    churn *c = arg;
+    char buf[32];
+    unsigned x = (unsigned)c->seed;
+    while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+        x = x * 1103515245u + 12345u;
+        snprintf(buf, sizeof buf, "churn-%u", (x >> 8) % 3000);
+        const atab_atom *a = atab_intern_cstr(c->t, buf);
+        if (!a || atab_release(c->t, a) != ATAB_OK)
+            c->failed = 1;
+    }
+    return NULL;
+}
+
+static void reports_are_consistent_while_threads_intern_and_release(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.sweep_threshold = 500;   /* sweeps run under the reports */
+    atab_table *t = atab_table_new(&o);
+    churn c[2] = {{t, 1, 0, 0}, {t, 2, 0, 0}};
+    pthread_t th[2];
+    static sink k;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, churn_main, &c[i]), 0);
+    for (int round = 0; round < 300; round++) {
+        got g;
+        report_into(t, &g);
+        assert_true(amount_of(&g, "atoms-dynamic-unused") <= amount_of(&g, "atoms-dynamic"));
+        assert_true(amount_of(&g, "explicit/atoms/dynamic/atom-objects") >=
+                    amount_of(&g, "atoms-dynamic") * (int64_t)sizeof(atab_atom));
+        memset(&k, 0, sizeof k);
+        assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
+    }
+    for (int i = 0; i < 2; i++) {
+        __atomic_store_n(&c[i].stop, 1, __ATOMIC_RELAXED);
+        pthread_join(th[i], NULL);
+        assert_false(c[i].failed);
+    }
+    got g;
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "atoms-dynamic"), atab_count(t));
+    atab_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(heap_entries_add_up_to_what_the_allocator_handed_out),
+        cmocka_unit_test(with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats),
+        cmocka_unit_test(heap_entries_match_jemalloc_stats_allocated),
+        cmocka_unit_test(slop_is_left_out_when_the_allocator_cannot_tell),
+        cmocka_unit_test(counts_report_dynamic_unused_static_and_handles),
+        cmocka_unit_test(the_strict_parser_rejects_bad_json),
+        cmocka_unit_test(json_parses_and_has_every_key),
+        cmocka_unit_test(tree_shows_every_path_largest_first),
+        cmocka_unit_test(a_failing_callback_or_writer_stops_the_report),
+        cmocka_unit_test(null_arguments_are_einval),
+        cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),
+        cmocka_unit_test(reports_are_consistent_while_threads_intern_and_release),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,203 @@
+/*
+** atomtab-report.c - interns a stream of tokens the way a host would (one
+** reference kept per token) and prints the table's memory report: an
+** about:memory style text tree, or about:memory JSON.
+*/
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomtab.h>
+
+#define CORPUS "nodejs-api-docs.atoms"
+
+static const char usage[] =
+    "usage: atomtab-report [--json] [--release] [--process NAME] [FILE|-]...\n"
+    "Interns each line of each FILE ('-' for stdin) as one token, keeping a\n"
+    "reference per token as a host would, then prints the table's memory\n"
+    "report. Empty lines are skipped. With no FILE: the bundled corpus\n"
+    "(" CORPUS ", next to the program or in ../share/atomtab/).\n"
+    "  --json          about:memory JSON instead of the text tree\n"
+    "  --release       release every reference and sweep before reporting\n"
+    "  --process NAME  the JSON's process name (default: atomtab-report (pid N))\n";
+
+typedef struct held {
+    const atab_atom **a;
+    size_t n, cap;
+} held;
+
+/* Keeps one reference; returns 0, or -1 when out of memory. */
+static int hold(held *h, const atab_atom *a)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 4096;
+        const atab_atom **na = realloc(h->a, cap * sizeof *na);
+        if (!na)
+            return -1;
+        h->a = na;
+        h->cap = cap;
+    }
+    h->a[h->n++] = a;
+    return 0;
+}
+
+/* Interns every line of f; returns 0, or -1 after printing why. */
+static int intern_stream(atab_table *t, FILE *f, const char *name, held *h)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (len == 0)
+            continue;
+        const atab_atom *a = atab_intern(t, line, (size_t)len);
+        if (!a || hold(h, a) != 0) {
+            fprintf(stderr, "atomtab-report: %s: %s\n", name,
+                    a ? "out of memory" : atab_strerror(atab_last_error()));
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        perror(name);
+        rc = -1;
+    }
+    free(line);
+    return rc;
+}
+
+/* The bundled corpus: next to this program (build trees), else in
+** ../share/atomtab/ from it (installs). Returns 0 and fills buf, or -1. */
+static int find_corpus(char *buf, size_t cap)
+{
+    static const char *const rel[] = {"/" CORPUS, "/../share/atomtab/" CORPUS};
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        if ((size_t)snprintf(buf, cap, "%s%s", exe, rel[i]) < cap &&
+            access(buf, R_OK) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static int intern_file(atab_table *t, const char *path, held *h)
+{
+    if (strcmp(path, "-") == 0)
+        return intern_stream(t, stdin, "<stdin>", h);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    int rc = intern_stream(t, f, path, h);
+    fclose(f);
+    return rc;
+}
+
+typedef struct args {
+    int json, release, nfiles;
+    const char *process;
+    char **files;
+} args;
+
+/* Parses the command line (options anywhere, "--" ends them); file names
+** are gathered at the front of argv. Returns 0; 1 after --help; 2 after a
+** usage error. */
+static int parse(int argc, char **argv, args *a)
+{
+    int opts = 1;
+    memset(a, 0, sizeof *a);
+    a->files = argv + 1;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!opts || s[0] != '-' || !s[1])
+            a->files[a->nfiles++] = argv[i];   /* never ahead of i */
+        else if (strcmp(s, "--") == 0)
+            opts = 0;
+        else if (strcmp(s, "--json") == 0)
+            a->json = 1;
+        else if (strcmp(s, "--release") == 0)
+            a->release = 1;
+        else if (strcmp(s, "--process") == 0 && i + 1 < argc)
+            a->process = argv[++i];
+        else if (strcmp(s, "--help") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        } else {
+            fprintf(stderr, "atomtab-report: unknown option %s\n%s", s, usage);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static int intern_all(atab_table *t, const args *a, held *h)
+{
+    char corpus[PATH_MAX];
+    if (a->nfiles == 0) {
+        if (find_corpus(corpus, sizeof corpus) != 0) {
+            fprintf(stderr, "atomtab-report: bundled corpus " CORPUS
+                    " not found; name a token file\n");
+            return -1;
+        }
+        return intern_file(t, corpus, h);
+    }
+    for (int i = 0; i < a->nfiles; i++)
+        if (intern_file(t, a->files[i], h) != 0)
+            return -1;
+    return 0;
+}
+
+static int dump(atab_table *t, const args *a)
+{
+    char process[64];
+    if (!a->json)
+        return atab_report_tree(t, atab_write_file, stdout);
+    snprintf(process, sizeof process, "atomtab-report (pid %ld)", (long)getpid());
+    return atab_report_json(t, a->process ? a->process : process,
+                            atab_write_file, stdout);
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    held h = {0};
+    int rc = parse(argc, argv, &a);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    atab_table *t = atab_table_new(NULL);
+    if (!t) {
+        fprintf(stderr, "atomtab-report: %s\n", atab_strerror(atab_last_error()));
+        return 1;
+    }
+    rc = intern_all(t, &a, &h);
+    fprintf(stderr, "atomtab-report: %zu tokens interned, %zu dynamic atoms\n",
+            h.n, atab_count(t));
+    if (rc == 0 && a.release) {
+        for (size_t i = 0; i < h.n; i++)
+            atab_release(t, h.a[i]);
+        h.n = 0;
+        fprintf(stderr, "atomtab-report: released all, swept %zu atoms\n", atab_gc(t));
+    }
+    if (rc == 0 && (dump(t, &a) != 0 || fflush(stdout) != 0)) {
+        perror("atomtab-report: stdout");
+        rc = -1;
+    }
+    for (size_t i = 0; i < h.n; i++)
+        atab_release(t, h.a[i]);
+    free(h.a);
+    atab_table_free(t);
+    return rc == 0 ? 0 : 1;
+}
