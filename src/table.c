@@ -230,7 +230,8 @@ static const atab_atom *locked_path(atab_table *t, const atab__key *k,
 
 /* Looks up, and with `insert` interns, a prepared key. A hit is a probe
 ** without locks and a reference in this thread's cache: no shared write. */
-static const atab_atom *find_or_insert(atab_table *t, const atab__key *k,
+static inline __attribute__((always_inline)) const atab_atom *
+find_or_insert(atab_table *t, const atab__key *k,
                                        const char *u8, int insert)
 {
     atab__rec *r = atab__enter(t);
@@ -261,7 +262,8 @@ static int check_bytes(atab_table *t, const void *s, size_t len)
     return 0;
 }
 
-static const atab_atom *intern_bytes(atab_table *t, const char *s, size_t len,
+static inline __attribute__((always_inline)) const atab_atom *
+intern_bytes(atab_table *t, const char *s, size_t len,
                                      int insert)
 {
     atab__key k;
