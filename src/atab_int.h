@@ -159,10 +159,10 @@ ATAB__HIDDEN void atab__static_fini(atab_table *t);
 typedef struct atab__shard {
     pthread_mutex_t lock;
     uint64_t arr;
-    size_t used;     /* live slots: dynamic atoms + cached static atoms */
-    size_t tombs;    /* deleted slots */
-    size_t statics;  /* cached static atoms among `used` */
-} __attribute__((aligned(64))) atab__shard;
+    uint32_t used;     /* live slots: dynamic atoms + cached static atoms */
+    uint32_t tombs;    /* deleted slots */
+    uint32_t statics;  /* cached static atoms among `used` */
+} __attribute__((aligned(64))) atab__shard;   /* one cache line on LP64 glibc */
 
 static inline uint64_t *atab__arr_slots(uint64_t arr)
 {

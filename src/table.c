@@ -160,15 +160,19 @@ static size_t capacity_for(size_t live)
 ** go ahead. */
 static int shard_reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 {
-    size_t cap = atab__arr_cap(sh->arr);
-    if ((sh->used + sh->tombs + 1) * LOAD_DEN <= cap * LOAD_NUM)
+    size_t cap = atab__arr_cap(sh->arr), full = (size_t)sh->used + sh->tombs;
+    if (full >= 0x7fffffff) {   /* 32-bit counters: 2^31 slots a shard at most */
+        atab__set_error(ATAB_ENOMEM);
+        return -1;
+    }
+    if ((full + 1) * LOAD_DEN <= cap * LOAD_NUM)
         return 0;
     uint64_t old = shard_rebuild(t, sh, capacity_for(sh->used + 1));
     if (old != UINT64_MAX) {
         *retired = old;
         return 0;
     }
-    if (cap && sh->used + sh->tombs + 2 <= cap) {
+    if (cap && full + 2 <= cap) {
         atab__set_error(ATAB_OK);   /* benign: keep the fuller array */
         return 0;
     }
