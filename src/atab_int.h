@@ -53,10 +53,38 @@ ATAB__HIDDEN int atab__utf16_measure(const uint16_t *s, size_t n, size_t *len8);
 ATAB__HIDDEN void atab__utf16_encode(char *dst, const uint16_t *s, size_t n);
 ATAB__HIDDEN int atab__key_equals_u16(const atab__key *k, const atab_atom *a);
 
+/* Equal n bytes? Inline for the short strings atoms mostly are: whole
+** words, the last one overlapping, never a byte past either end. */
+static inline int atab__eq_bytes(const char *x, const char *y, size_t n)
+{
+    uint64_t a, b;
+    uint32_t c, d;
+    if (n >= 8) {
+        if (n > 16)
+            return memcmp(x, y, n) == 0;
+        memcpy(&a, x, 8), memcpy(&b, y, 8);
+        if (a != b)
+            return 0;
+        memcpy(&a, x + n - 8, 8), memcpy(&b, y + n - 8, 8);
+        return a == b;
+    }
+    if (n >= 4) {
+        memcpy(&c, x, 4), memcpy(&d, y, 4);
+        if (c != d)
+            return 0;
+        memcpy(&c, x + n - 4, 4), memcpy(&d, y + n - 4, 4);
+        return c == d;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return 0;
+    return 1;
+}
+
 static inline int atab__key_equals(const atab__key *k, const atab_atom *a)
 {
     if (ATAB__LIKELY(k->s != NULL))
-        return atab_len(a) == k->len && memcmp(atab_chars(a), k->s, k->len) == 0;
+        return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
     return atab__key_equals_u16(k, a);
 }
 /* A new dynamic atom with count 1, or NULL (error set). */
@@ -101,7 +129,40 @@ typedef struct atab__vec {
 
 /* ---- per-thread records (thread.c) ---- */
 
-typedef struct atab__rec atab__rec;
+/* A thread's record: its section counter, then its cache of count deltas,
+** 4-way set-associative, indexed by the atom's address. */
+#define ATAB__SETS 64
+#define ATAB__WAYS 4
+#define ATAB__DELTA_MAX (1 << 28)
+
+typedef struct atab__ent {
+    const atab_atom *a;
+    int32_t d;        /* this thread's delta to a's count */
+    uint32_t queued;  /* a was queued as a candidate since the last sweep */
+} atab__ent;
+
+typedef struct atab__rec {
+    uint64_t seq;             /* odd while the owner is inside a section */
+    struct atab__rec *next;
+    uintptr_t owner;          /* the owning thread's token; 0: free to adopt */
+    void *raw;                /* the allocation holding this (aligned) record */
+    atab__vec cands;          /* candidates queued by this thread */
+    atab__ent e[ATAB__SETS * ATAB__WAYS];
+} atab__rec;
+
+static inline atab__ent *atab__rec_set(atab__rec *r, const atab_atom *a)
+{
+    return &r->e[(atab_hash(a) % ATAB__SETS) * ATAB__WAYS];
+}
+
+static inline atab__ent *atab__rec_find(atab__rec *r, const atab_atom *a)
+{
+    atab__ent *set = atab__rec_set(r, a);
+    for (unsigned w = 0; w < ATAB__WAYS; w++)
+        if (set[w].a == a)
+            return &set[w];
+    return NULL;
+}
 
 /* Enters a read-side section: returns this thread's record, or NULL when
 ** the thread has none (no memory, or a debug build) and must lock. Between
@@ -242,10 +303,9 @@ ATAB__HIDDEN void atab__flush_counts(atab_table *t);
 
 /* ---- read-side sections, inline (thread.c has the slow half) ---- */
 
-/* A record starts with its section counter: odd while inside. */
 static inline uint64_t *atab__rec_seq(atab__rec *r)
 {
-    return (uint64_t *)(void *)r;
+    return &r->seq;
 }
 
 static inline atab__rec *atab__enter(atab_table *t)
@@ -272,4 +332,25 @@ static inline void atab__leave(atab__rec *r)
     uint64_t *seq = atab__rec_seq(r);
     __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
 }
+/* Takes a reference in the thread's cache: the common case inline. */
+static inline void atab__ref_cached(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    atab__ent *e = atab__rec_find(r, a);
+    if (ATAB__LIKELY(e && e->d < ATAB__DELTA_MAX - 1))
+        e->d++;
+    else
+        atab__rec_ref(t, r, a);
+}
+
+/* Drops a reference in the thread's cache; inline while the atom stays in
+** use by this thread's view, else the out-of-line path queues it. */
+static inline void atab__release_cached(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    atab__ent *e = atab__rec_find(r, a);
+    if (ATAB__LIKELY(e && atab__count(a) + e->d - 1 > 0))
+        e->d--;
+    else
+        atab__rec_release(t, r, a);
+}
+
 #endif /* ATAB_INT_H */

@@ -100,6 +100,29 @@ static const atab_atom *probe(uint64_t arr, const atab__key *k, size_t *ins)
     return NULL;
 }
 
+/* The hit path's probe: no tombstone bookkeeping, inlined. */
+static inline __attribute__((always_inline)) const atab_atom *
+probe_hit(uint64_t arr, const atab__key *k)
+{
+    uint64_t *slots = atab__arr_slots(arr);
+    size_t mask = atab__arr_cap(arr) - 1, i = (size_t)k->hash & mask;
+    uint64_t tag = hash_tag(k->hash);
+    if (ATAB__UNLIKELY(!arr))
+        return NULL;
+    for (;;) {
+        uint64_t s = load_slot(&slots[i]);
+        if (s & 1) {
+            if ((s >> 48) == tag && atab__key_equals(k, atab__slot_atom(s)))
+                return atab__slot_atom(s);
+        } else if (s == 0) {
+            return NULL;
+        } else if (s != ATAB__TOMB && atab__key_equals(k, atab__slot_atom(s))) {
+            return atab__slot_atom(s);
+        }
+        i = (i + 1) & mask;
+    }
+}
+
 static void free_arr(atab_table *t, uint64_t arr)
 {
     if (arr)
@@ -241,10 +264,10 @@ find_or_insert(atab_table *t, const atab__key *k,
     atab__rec *r = atab__enter(t);
     if (ATAB__LIKELY(r != NULL)) {
         uint64_t arr = __atomic_load_n(&shard_of(t, k->hash)->arr, __ATOMIC_ACQUIRE);
-        const atab_atom *a = probe(arr, k, NULL);
+        const atab_atom *a = probe_hit(arr, k);
         if (a) {
             if (!atab_is_static(a))
-                atab__rec_ref(t, r, a);
+                atab__ref_cached(t, r, a);
             atab__leave(r);
             return a;
         }
@@ -496,7 +519,7 @@ int atab_release(atab_table *t, const atab_atom *a)
         return ATAB_OK;
     atab__rec *r = atab__enter(t);
     if (ATAB__LIKELY(r != NULL)) {
-        atab__rec_release(t, r, a);
+        atab__release_cached(t, r, a);
         atab__leave(r);
     } else {
         rc = release_locked(t, a);

@@ -34,23 +34,9 @@
 
 #include "atab_int.h"
 
-#define SETS 64
-#define WAYS 4
-
-typedef struct ent {
-    const atab_atom *a;
-    int32_t d;        /* this thread's delta to a's count */
-    uint32_t queued;  /* a was queued as a candidate since the last sweep */
-} ent;
-
-struct atab__rec {
-    uint64_t seq;          /* odd while the owner is inside a section */
-    struct atab__rec *next;
-    uintptr_t owner;       /* the owning thread's token; 0: free to adopt */
-    void *raw;             /* the allocation holding this (aligned) record */
-    atab__vec cands;       /* candidates queued by this thread */
-    ent e[SETS * WAYS];
-};
+#define SETS ATAB__SETS
+#define WAYS ATAB__WAYS
+typedef atab__ent ent;
 
 #define REC_ALLOC (sizeof(atab__rec) + 63)
 
@@ -302,7 +288,7 @@ static void queue(atab_table *t, atab__rec *r, ent *e)
 
 static inline ent *set_of(atab__rec *r, const atab_atom *a)
 {
-    return &r->e[(atab_hash(a) % SETS) * WAYS];
+    return atab__rec_set(r, a);
 }
 
 /* Moves an entry's delta into the atom's own count. */
@@ -346,7 +332,7 @@ static ent *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, ent *set
     return victim;
 }
 
-#define DELTA_MAX (1 << 28)
+#define DELTA_MAX ATAB__DELTA_MAX
 
 void atab__rec_ref(atab_table *t, atab__rec *r, const atab_atom *a)
 {
