@@ -39,9 +39,11 @@ TEST_BINS := $(TESTS:%=$(O)/test/%)
 
 all: lib
 
+# One apt-get at a time: under make -j the test deps wait for the build deps
+# (deps.sh also takes a lock, for runs from separate makes).
 deps-build:
 	@sh tools/deps.sh build
-deps-test:
+deps-test: deps-build
 	@sh tools/deps.sh test
 
 lib: deps-build

@@ -39,6 +39,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps.sh: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+# Wait for another apt-get (a parallel make, unattended upgrades) rather
+# than fail on its lock.
+wait_lock="-o DPkg::Lock::Timeout=300"
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing
+$SUDO apt-get $wait_lock update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get $wait_lock install -y -qq --no-install-recommends $missing
