@@ -215,7 +215,7 @@ ATAB__HIDDEN void atab__static_fini(atab_table *t);
 ** (inserts, sweeps) hold the mutex; readers probe without it, inside a
 ** read-side section. A slot is 0 (empty), ATAB__TOMB (deleted) or an atom
 ** pointer with 16 bits of its hash folded in (see table.c). `arr` packs the
-** array's address with log2 of its capacity in the top 8 bits, so readers
+** array's address with its capacity's code in the top 8 bits, so readers
 ** get both in one load; 0 when the shard has no array yet. */
 typedef struct atab__shard {
     pthread_mutex_t lock;
@@ -230,9 +230,19 @@ static inline uint64_t *atab__arr_slots(uint64_t arr)
     return (uint64_t *)(uintptr_t)(arr & ((UINT64_C(1) << 56) - 1));
 }
 
+/* Capacities are (4 + m) << e slots, so an array of 8-byte slots is always
+** one of jemalloc's size classes (four per doubling): no slop, and growth
+** in steps of 1.25-1.5x. The top byte of `arr` holds e << 2 | m. */
 static inline size_t atab__arr_cap(uint64_t arr)
 {
-    return arr ? (size_t)1 << (arr >> 56) : 0;
+    return arr ? (size_t)(4 + ((arr >> 56) & 3)) << (arr >> 58) : 0;
+}
+
+/* The home slot of hash h in an array of `cap` slots: the low 32 bits of h
+** scaled to [0, cap) (multiply-shift; cap is not a power of two). */
+static inline size_t atab__home(uint64_t h, size_t cap)
+{
+    return (size_t)(((h & 0xffffffffu) * (uint64_t)cap) >> 32);
 }
 
 #define ATAB__TOMB ((uint64_t)2)

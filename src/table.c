@@ -4,8 +4,8 @@
 **
 ** The 64-bit seeded XXH3 hash of a string picks everything: its top
 ** ATAB__SHARD_BITS bits the shard, the next 16 bits a tag kept in the slot,
-** the low bits the home slot in the shard's power-of-two array. Linear
-** probing; deletions (sweeps only) leave tombstones, cleared when the array
+** the low 32 bits the home slot in the shard's array (scaled to its
+** capacity, a jemalloc size class; see atab__arr_cap). Linear probing; deletions (sweeps only) leave tombstones, cleared when the array
 ** is rebuilt. A slot holds the atom pointer with the tag in its top 16 bits,
 ** so a probe rejects all but 1 in 65536 non-matching atoms without touching
 ** them, and a slot costs 8 bytes.
@@ -17,20 +17,25 @@
 
 #include "atab_int.h"
 
-/* Maximum load (live + tombstones) before the array is rebuilt: 3/4.
-** Measured on the bundled corpus (9,374 atoms, about 146 per shard):
-** 3/4 and 7/8 both end at 256 slots a shard (load 0.57, 13.98 table bytes
-** per atom) with the same callgrind count per hit (249 instructions) and
-** per miss; 1/2 doubles the table (27.3 bytes per atom) for nothing. 3/4
-** keeps probe chains short where a shard's count lands just under a
-** doubling, as 7/8 would not. */
+/* Load policy. An array is rebuilt when live + tombstone slots would pass
+** LOAD_NUM/LOAD_DEN of it, into the smallest size class that holds the
+** live slots at GROW_NUM/GROW_DEN, so the load runs between those two.
+** With power-of-two arrays grown at 3/4 the load ran 0.375-0.75 (0.57 on
+** the bundled corpus: 13.98 slot bytes per atom). Size-class arrays at
+** 13/16 max, 5/8 after growth: load 0.71-0.73 there (11.0 slot bytes per
+** atom), for +2% instructions per hit and +4% per miss (callgrind, first
+** 100k corpus ops). Measured alternatives, same corpus: 7/8 and 11/16,
+** load 0.74 but +16% per miss; 7/8 and 5/8, load 0.66; 3/4 and 9/16,
+** load 0.65. */
 #ifndef LOAD_NUM
-#define LOAD_NUM 3
+#define LOAD_NUM 13
+#define LOAD_DEN 16
 #endif
-#ifndef LOAD_DEN
-#define LOAD_DEN 4
+#ifndef GROW_NUM
+#define GROW_NUM 5
+#define GROW_DEN 8
 #endif
-#define MIN_CAPACITY 8
+#define MIN_CODE 4   /* 8 slots */
 
 #define TAG_SHIFT (64 - ATAB__SHARD_BITS - 16)
 
@@ -77,7 +82,7 @@ static inline uint64_t load_slot(const uint64_t *p)
 static const atab_atom *probe(uint64_t arr, const atab__key *k, size_t *ins)
 {
     uint64_t *slots = atab__arr_slots(arr);
-    size_t mask = atab__arr_cap(arr) - 1, i = (size_t)k->hash & mask;
+    size_t cap = atab__arr_cap(arr), i = atab__home(k->hash, cap);
     size_t first_tomb = SIZE_MAX;
     if (!arr)
         return NULL;
@@ -93,7 +98,8 @@ static const atab_atom *probe(uint64_t arr, const atab__key *k, size_t *ins)
             if (atab__key_equals(k, a))
                 return a;
         }
-        i = (i + 1) & mask;
+        if (++i == cap)
+            i = 0;
     }
     if (ins)
         *ins = first_tomb != SIZE_MAX ? first_tomb : i;
@@ -105,7 +111,7 @@ static inline __attribute__((always_inline)) const atab_atom *
 probe_hit(uint64_t arr, const atab__key *k)
 {
     uint64_t *slots = atab__arr_slots(arr);
-    size_t mask = atab__arr_cap(arr) - 1, i = (size_t)k->hash & mask;
+    size_t cap = atab__arr_cap(arr), i = atab__home(k->hash, cap);
     uint64_t tag = hash_tag(k->hash);
     if (ATAB__UNLIKELY(!arr))
         return NULL;
@@ -119,7 +125,8 @@ probe_hit(uint64_t arr, const atab__key *k)
         } else if (s != ATAB__TOMB && atab__key_equals(k, atab__slot_atom(s))) {
             return atab__slot_atom(s);
         }
-        i = (i + 1) & mask;
+        if (++i == cap)
+            i = 0;
     }
 }
 
@@ -129,21 +136,19 @@ static void free_arr(atab_table *t, uint64_t arr)
         atab__free(t, atab__arr_slots(arr), atab__arr_cap(arr) * sizeof(uint64_t));
 }
 
-static unsigned log2_of(size_t cap)
+static size_t code_cap(unsigned code)
 {
-    unsigned l = 0;
-    while (((size_t)1 << l) < cap)
-        l++;
-    return l;
+    return (size_t)(4 + (code & 3)) << (code >> 2);
 }
 
-/* Moves a locked shard's live slots into a new array of `cap` slots and
+/* Moves a locked shard's live slots into a new array of code_cap(code) slots and
 ** publishes it. Returns the old array, which readers may still be probing
 ** (free it after a grace period, or at once with readers stopped), or
 ** UINT64_MAX when the allocation failed: the old array stays (a failed
 ** rebuild is benign, it only costs speed). */
-static uint64_t shard_rebuild(atab_table *t, atab__shard *sh, size_t cap)
+static uint64_t shard_rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
+    size_t cap = code_cap(code);
     uint64_t *ns = atab__alloc(t, cap * sizeof *ns), old = sh->arr;
     if (!ns)
         return UINT64_MAX;
@@ -158,23 +163,25 @@ static uint64_t shard_rebuild(atab_table *t, atab__shard *sh, size_t cap)
         uint64_t s = os[i];
         if (!atab__slot_live(s))
             continue;
-        size_t j = (size_t)atom_hash(t, atab__slot_atom(s)) & (cap - 1);
+        size_t j = atab__home(atom_hash(t, atab__slot_atom(s)), cap);
         while (ns[j] != 0)
-            j = (j + 1) & (cap - 1);
+            if (++j == cap)
+                j = 0;
         ns[j] = s;   /* same tag: the hash did not change */
     }
-    __atomic_store_n(&sh->arr, ((uint64_t)log2_of(cap) << 56) | (uintptr_t)ns,
+    __atomic_store_n(&sh->arr, ((uint64_t)code << 56) | (uintptr_t)ns,
                      __ATOMIC_RELEASE);
     sh->tombs = 0;
     return old;
 }
 
-static size_t capacity_for(size_t live)
+/* The smallest size class that holds `live` slots at the growth load. */
+static unsigned code_for(size_t live)
 {
-    size_t cap = MIN_CAPACITY;
-    while (cap * LOAD_NUM / LOAD_DEN < live + 1)
-        cap *= 2;
-    return cap;
+    unsigned code = MIN_CODE;
+    while (code_cap(code) * GROW_NUM < live * GROW_DEN)
+        code++;
+    return code;
 }
 
 /* Makes room for one more slot in a locked shard; *retired receives an old
@@ -190,7 +197,7 @@ static int shard_reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     }
     if ((full + 1) * LOAD_DEN <= cap * LOAD_NUM)
         return 0;
-    uint64_t old = shard_rebuild(t, sh, capacity_for(sh->used + 1));
+    uint64_t old = shard_rebuild(t, sh, code_for(sh->used + 1));
     if (old != UINT64_MAX) {
         *retired = old;
         return 0;
@@ -386,8 +393,8 @@ static size_t sweep_candidate(atab_table *t, const atab_atom *a)
     size_t freed = 0;
     pthread_mutex_lock(&sh->lock);
     uint64_t *slots = atab__arr_slots(sh->arr);
-    size_t mask = atab__arr_cap(sh->arr) - 1;
-    for (size_t i = (size_t)h & mask; sh->arr && slots[i] != 0; i = (i + 1) & mask) {
+    size_t cap = atab__arr_cap(sh->arr);
+    for (size_t i = atab__home(h, cap); sh->arr && slots[i] != 0; i = i + 1 < cap ? i + 1 : 0) {
         if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a) {
             freed = sweep_slot(t, sh, &slots[i]);
             break;
@@ -420,8 +427,8 @@ static void compact(atab_table *t)
         atab__shard *sh = &t->shards[i];
         size_t cap = atab__arr_cap(sh->arr);
         pthread_mutex_lock(&sh->lock);
-        if (sh->tombs > cap / 4 || (sh->tombs && capacity_for(sh->used) < cap / 2)) {
-            uint64_t old = shard_rebuild(t, sh, capacity_for(sh->used));
+        if (sh->tombs > cap / 4 || (sh->tombs && code_cap(code_for(sh->used)) < cap / 2)) {
+            uint64_t old = shard_rebuild(t, sh, code_for(sh->used));
             if (old != UINT64_MAX)
                 free_arr(t, old);
             atab__set_error(ATAB_OK);
@@ -629,7 +636,7 @@ static int table_init(atab_table *t, const atab_options *o)
     if (o->initial_capacity) {
         size_t per = o->initial_capacity / ATAB__SHARDS + 1;
         for (unsigned i = 0; i < ATAB__SHARDS; i++)
-            shard_rebuild(t, &t->shards[i], capacity_for(per));   /* benign; no old */
+            shard_rebuild(t, &t->shards[i], code_for(per));   /* benign; no old */
         atab__set_error(ATAB_OK);
     }
     return 0;
