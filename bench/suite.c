@@ -34,6 +34,7 @@
 **
 ** usage: atombench [--reps N] [--json] [--backends a,b,..] [--rep-ops N] FILE...
 **        atombench --child BACKEND FILE [--only WORKLOAD] [--len N] [--rep-ops N]
+**                  [--seed N]   (atomtab's hash seed: callgrind runs fix it)
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -62,8 +63,19 @@ typedef struct backend {
     void (*destroy)(void *t);
 } backend;
 
-/* atomtab, default options (static sets included once they exist). */
-static void *at_create(void) { return atab_table_new(NULL); }
+/* atomtab, default options (static sets included once they exist); with
+** --seed, a fixed hash seed, so callgrind's counts repeat exactly (the
+** default seed is random per table, and probe lengths follow it). */
+static int at_fixed_seed;
+static uint64_t at_seed;
+static void *at_create(void)
+{
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = at_fixed_seed ? ATAB_FIXED_SEED : 0;
+    o.seed = at_seed;
+    return atab_table_new(&o);
+}
 static const void *at_intern(void *t, const char *s, size_t len) { return atab_intern(t, s, len); }
 static const void *at_lookup(void *t, const char *s, size_t len) { return atab_lookup(t, s, len); }
 static void at_destroy(void *t) { atab_table_free(t); }
@@ -610,6 +622,8 @@ int main(int argc, char **argv)
                 only_len = strtoull(argv[i + 1], NULL, 10);
             else if (strcmp(argv[i], "--rep-ops") == 0)
                 rep_ops = strtoull(argv[i + 1], NULL, 10);
+            else if (strcmp(argv[i], "--seed") == 0)
+                at_fixed_seed = 1, at_seed = strtoull(argv[i + 1], NULL, 0);
         }
         return child(argv[2], argv[3], only, only_len, rep_ops);
     }
@@ -629,7 +643,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: atombench [--reps N] [--json] [--backends atomtab,glib,"
                         "libxml2,naive] [--rep-ops N] FILE...\n"
                         "       atombench --child BACKEND FILE [--only stream|hit|miss|"
-                        "repeat] [--len N] [--rep-ops N]\n");
+                        "repeat] [--len N] [--rep-ops N] [--seed N]\n");
         return 2;
     }
     for (size_t b = 0; b < NBACKENDS; b++) {

@@ -16,6 +16,7 @@ if [ -z "$out" ]; then
 fi
 mkdir -p "$out"
 REP_OPS=${REP_OPS:-100000}
+SEED=${SEED:-1}   # atomtab's hash seed, fixed so the counts repeat exactly
 
 # measure BACKEND WORKLOAD FUNC [LEN]: prints Ir per op
 measure() {
@@ -24,7 +25,7 @@ measure() {
     [ -n "$4" ] && extra="--len $4"
     ops=$(valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
         --toggle-collect="$3" "$bench" --child "$1" "$file" --only "$2" $extra \
-        --rep-ops "$REP_OPS" 2>/dev/null | sed -n 's/.* ops=\([0-9]*\).*/\1/p')
+        --rep-ops "$REP_OPS" --seed "$SEED" 2>/dev/null | sed -n 's/.* ops=\([0-9]*\).*/\1/p')
     [ "$2" = repeat ] && ops=$REP_OPS
     ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f")
     [ -n "$ir" ] || ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f")
@@ -38,4 +39,4 @@ for b in $backends; do
         "$(measure "$b" miss wl_miss)" "$(measure "$b" repeat wl_repeat 3)" \
         "$(measure "$b" repeat wl_repeat 101)"
 done
-echo "(Ir per op, callgrind; $file; repeat: $REP_OPS ops)"
+echo "(Ir per op, callgrind; $file; repeat: $REP_OPS ops; atomtab seed $SEED)"
