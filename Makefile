@@ -146,3 +146,51 @@ membytes: report-tool
 	@sh tools/deps.sh bench
 	@$(MAKE) --no-print-directory $(MEMBYTES)
 	$(MEMBYTES) $(CORPUS)
+
+# ---- bench: the multi-backend suite, threads, callgrind, code size ----
+# make bench          atombench (atomtab, GLib, libxml2, naive) on the corpus
+#                     and on a large-vocabulary file generated from the C
+#                     headers in /usr/include (200k distinct identifiers)
+# make bench-threads  atomthreads: 1..16 threads on one shared table
+# make bench-callgrind  Ir per op (exact) for every backend and workload
+# make bench-size     stripped sizes of libatomtab.so and a minimal program
+# Knobs: BENCH_ARGS (e.g. --json, --reps 9), THREADS_ARGS (--threads 1,2 --ms 500),
+#        CALLGRIND_FILES (default the corpus; add $(BIG_TOKENS): minutes).
+# Another bench joins `make bench` with a line `bench: bench-NAME`.
+BENCH_DIR    := $(O)/bench
+ATOMBENCH    := $(BENCH_DIR)/atombench
+ATOMTHREADS  := $(BENCH_DIR)/atomthreads
+GEN_TOKENS   := $(BENCH_DIR)/gen-tokens
+BIG_TOKENS   := $(BENCH_DIR)/c-headers.tokens
+BENCH_ARGS   ?=
+THREADS_ARGS ?=
+
+$(ATOMBENCH): bench/suite.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
+	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
+$(ATOMTHREADS): bench/threads.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+$(GEN_TOKENS): tools/gen-tokens.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@
+# Deterministic for a given /usr/include: files in C-locale path order.
+$(BIG_TOKENS): $(GEN_TOKENS)
+	find /usr/include -name '*.h' -type f | LC_ALL=C sort | $(GEN_TOKENS) -d 200000 > $@.tmp
+	mv $@.tmp $@
+
+.PHONY: bench-tools bench-suite bench-threads bench-callgrind bench-size
+bench: bench-suite
+bench-tools: lib
+	@sh tools/deps.sh bench
+	@$(MAKE) --no-print-directory $(ATOMBENCH) $(ATOMTHREADS) $(BIG_TOKENS) $(CORPUS)
+bench-suite: bench-tools
+	$(ATOMBENCH) $(BENCH_ARGS) $(CORPUS) $(BIG_TOKENS)
+bench-threads: bench-tools
+	$(ATOMTHREADS) $(THREADS_ARGS) $(CORPUS)
+CALLGRIND_FILES ?= $(CORPUS)
+bench-callgrind: bench-tools
+	@for f in $(CALLGRIND_FILES); do sh tools/bench-callgrind.sh $(ATOMBENCH) $$f || exit 1; done
+bench-size: tests
+	sh tools/codesize.sh $(O)

@@ -279,6 +279,14 @@ find_or_insert(atab_table *t, const atab__key *k,
             return a;
         }
         atab__leave(r);
+        /* A lookup that missed needs no lock unless a static atom, not yet
+        ** cached in the shard, could match (the sets are immutable, so
+        ** asking them takes no lock either). A racing insert is ordered
+        ** after this lookup. Before: 326 Ir per corpus miss, 22% of it in
+        ** pthread_mutex_lock/unlock and the second probe (callgrind). */
+        if (!insert && !(u8 && k->len <= t->static_maxlen &&
+                         atab__static_find(t, u8, k->len) != NULL))
+            return NULL;
     }
     return locked_path(t, k, u8, insert);
 }

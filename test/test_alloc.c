@@ -3,7 +3,11 @@
 ** with matching sizes; nothing leaks at atab_table_free; a failed
 ** allocation is an error that leaves the table intact.
 */
+#include <pthread.h>
+#include <time.h>
+
 #include "test_util.h"
+#include "atab_int.h"   /* the shard locks, for the no-lock test */
 
 static void hooks_see_everything_and_nothing_leaks(void **state)
 {
@@ -99,6 +103,144 @@ static void the_default_allocator_works(void **state)
     d->free(d->ud, p, 40);
 }
 
+/* ---- the hit path: no allocation, no lock ---- */
+
+#define HIT_ATOMS 3000
+
+static void hit_key(char *buf, size_t size, int i)
+{
+    if (i % 3 == 0)   /* long keys too: the > 16-byte compare */
+        snprintf(buf, size, "a-rather-long-attribute-name-number-%d", i);
+    else
+        snprintf(buf, size, "k%d", i);
+}
+
+/* Hits of every kind: intern (UTF-8, C string, UTF-16 short and long),
+** lookup, each reference released again. Returns the hits done. */
+static long do_hits(atab_table *t)
+{
+    char buf[64];
+    uint16_t u16[400];
+    long n = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < HIT_ATOMS; i++) {
+            hit_key(buf, sizeof buf, i);
+            size_t len = strlen(buf);
+            const atab_atom *a = atab_intern(t, buf, len);
+            const atab_atom *b = atab_intern_cstr(t, buf);
+            const atab_atom *c = atab_lookup(t, buf, len);
+            for (size_t j = 0; j < len; j++)
+                u16[j] = (uint16_t)(unsigned char)buf[j];
+            const atab_atom *d = atab_intern_utf16(t, u16, len);
+            if (!a || a != b || a != c || a != d)
+                return -1;
+            atab_release(t, a), atab_release(t, b), atab_release(t, c), atab_release(t, d);
+            n += 4;
+        }
+    }
+    for (int i = 0; i < 300; i++)   /* a UTF-16 key past the stack buffer */
+        u16[i] = (uint16_t)('a' + i % 26);
+    for (int i = 0; i < 100; i++, n++) {
+        const atab_atom *a = atab_intern_utf16(t, u16, 300);
+        if (!a || atab_release(t, a) != ATAB_OK)
+            return -1;
+    }
+    return n;
+}
+
+static atab_table *warm_table(counting_alloc *c, atab_allocator *al)
+{
+    char buf[64];
+    uint16_t u16[300];
+    *al = ca_allocator(c);
+    atab_table *t = plain_table(al);
+    for (int i = 0; i < HIT_ATOMS; i++) {   /* one reference held on each */
+        hit_key(buf, sizeof buf, i);
+        if (!atab_intern_cstr(t, buf))
+            return NULL;
+    }
+    for (int i = 0; i < 300; i++)
+        u16[i] = (uint16_t)('a' + i % 26);
+    if (!atab_intern_utf16(t, u16, 300))
+        return NULL;
+    return t;
+}
+
+static void hits_allocate_nothing(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al;
+    atab_table *t = warm_table(&c, &al);
+    assert_non_null(t);
+    assert_true(do_hits(t) > 0);   /* first hits: this thread's record */
+    long attempts = c.attempts;
+    long hits = do_hits(t);
+    assert_true(hits > 4 * HIT_ATOMS);
+    assert_int_equal(c.attempts, attempts);   /* not one allocation asked for */
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+typedef struct hitter {
+    atab_table *t;
+    pthread_barrier_t ready, locked;
+    long hits;
+} hitter;
+
+static void *hit_thread(void *arg)
+{
+    hitter *h = arg;
+    do_hits(h->t);                   /* registers this thread's record */
+    pthread_barrier_wait(&h->ready);
+    pthread_barrier_wait(&h->locked);
+    h->hits = do_hits(h->t);         /* every table lock is held meanwhile */
+    return NULL;
+}
+
+/* With every lock of the table held by another thread, hits still finish:
+** they take none. (A hit that locked would block; the join gives up after
+** 60 s so the test fails instead of hanging. Not a timing measure.) */
+static void hits_take_no_lock(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* debug builds count exactly, on the locked path */
+#else
+    counting_alloc c = {0};
+    atab_allocator al;
+    hitter h;
+    pthread_t th;
+    h.t = warm_table(&c, &al);
+    assert_non_null(h.t);
+    pthread_barrier_init(&h.ready, NULL, 2);
+    pthread_barrier_init(&h.locked, NULL, 2);
+    assert_int_equal(pthread_create(&th, NULL, hit_thread, &h), 0);
+    pthread_barrier_wait(&h.ready);
+    for (unsigned i = 0; i < ATAB__SHARDS; i++)
+        pthread_mutex_lock(&h.t->shards[i].lock);
+    pthread_mutex_lock(&h.t->reg_lock);
+    pthread_mutex_lock(&h.t->sweep_lock);
+    pthread_mutex_lock(&h.t->cand_lock);
+    pthread_barrier_wait(&h.locked);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    int rc = pthread_timedjoin_np(th, NULL, &until);
+    assert_int_equal(rc, 0);   /* else a hit is waiting for a lock */
+    assert_true(h.hits > 4 * HIT_ATOMS);
+    pthread_mutex_unlock(&h.t->cand_lock);
+    pthread_mutex_unlock(&h.t->sweep_lock);
+    pthread_mutex_unlock(&h.t->reg_lock);
+    for (unsigned i = 0; i < ATAB__SHARDS; i++)
+        pthread_mutex_unlock(&h.t->shards[i].lock);
+    pthread_barrier_destroy(&h.ready);
+    pthread_barrier_destroy(&h.locked);
+    atab_table_free(h.t);
+    assert_int_equal(c.live, 0);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +248,8 @@ int main(void)
         cmocka_unit_test(one_atom_is_one_allocation_of_header_chars_and_nul),
         cmocka_unit_test(a_failed_allocation_is_enomem_and_the_table_is_intact),
         cmocka_unit_test(the_default_allocator_works),
+        cmocka_unit_test(hits_allocate_nothing),
+        cmocka_unit_test(hits_take_no_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

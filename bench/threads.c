@@ -1,0 +1,274 @@
+/*
+** threads.c - atomthreads: throughput of one shared, warm atomtab table
+** under 1, 2, 4, 8, 16 threads, and its scaling against one thread.
+**
+** The table is built once per process (default options) from the token
+** file: every distinct token interned once and held, so no hit atom is ever
+** at count zero. An op is atab_intern of a present string plus the
+** atab_release of what it returned (what a host does with a transient
+** atom). Modes:
+**   hit    each thread walks the token stream from its own offset
+**   same   every thread hits the same 4 atoms: the trap of a shared
+**          reference count (its cache line would bounce between cores)
+**   mix    7 ops in 8 as `hit`; the 8th interns a new string (thread id and
+**          a counter) and releases it, so unused atoms pile up and the
+**          releasing thread sweeps every sweep_threshold (10,000) of them
+** Each figure is the median of --reps runs of --ms milliseconds each.
+**
+** usage: atomthreads [--threads 1,2,4,8,16] [--ms 300] [--reps 3] [--json] FILE
+*/
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomtab.h>
+
+typedef struct tokens {
+    char *text;
+    const char **s;
+    size_t *len;
+    size_t n;
+} tokens;
+
+static void load(const char *path, tokens *t)
+{
+    FILE *f = fopen(path, "rb");
+    long size;
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+        perror(path);
+        exit(1);
+    }
+    rewind(f);
+    t->text = malloc((size_t)size + 1);
+    t->s = malloc(((size_t)size / 2 + 1) * sizeof *t->s);
+    t->len = malloc(((size_t)size / 2 + 1) * sizeof *t->len);
+    if (!t->text || !t->s || !t->len || fread(t->text, 1, (size_t)size, f) != (size_t)size) {
+        fprintf(stderr, "atomthreads: cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    t->text[size] = '\n';
+    t->n = 0;
+    for (char *p = t->text, *end = t->text + size; p < end;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p) + 1);
+        *nl = '\0';
+        if (nl > p) {
+            t->s[t->n] = p;
+            t->len[t->n++] = (size_t)(nl - p);
+        }
+        p = nl + 1;
+    }
+    if (t->n < 4) {
+        fprintf(stderr, "atomthreads: %s has fewer than 4 tokens\n", path);
+        exit(1);
+    }
+}
+
+enum { MODE_HIT, MODE_SAME, MODE_MIX, NMODES };
+static const char *const mode_name[NMODES] = {"hit", "same", "mix"};
+
+typedef struct shared {
+    atab_table *t;
+    const tokens *k;
+    int mode, nthreads;
+    int go, stop;          /* atomic */
+    const char *same[4];   /* the `same` mode's strings */
+    size_t same_len[4];
+} shared;
+
+typedef struct worker {
+    pthread_t th;
+    shared *sh;
+    int id;
+    uint64_t ops;
+    int failed;
+} __attribute__((aligned(64))) worker;
+
+/* One op: intern a present string and release it. */
+static inline int hit_op(atab_table *t, const char *s, size_t len)
+{
+    const atab_atom *a = atab_intern(t, s, len);
+    if (!a)
+        return -1;
+    return atab_release(t, a) == ATAB_OK ? 0 : -1;
+}
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    shared *sh = w->sh;
+    const tokens *k = sh->k;
+    size_t i = k->n / (size_t)sh->nthreads * (size_t)w->id, fresh = 0;
+    uint64_t ops = 0;
+    char buf[64];
+    while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
+        ;
+    while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+        for (int j = 0; j < 256; j++, ops++) {
+            int rc;
+            if (sh->mode == MODE_SAME) {
+                unsigned x = (unsigned)ops & 3;
+                rc = hit_op(sh->t, sh->same[x], sh->same_len[x]);
+            } else if (sh->mode == MODE_MIX && (ops & 7) == 7) {
+                int n = snprintf(buf, sizeof buf, "mix-%d-%zu", w->id, fresh++);
+                rc = hit_op(sh->t, buf, (size_t)n);   /* new, then unused */
+            } else {
+                rc = hit_op(sh->t, k->s[i], k->len[i]);
+                if (++i == k->n)
+                    i = 0;
+            }
+            if (rc != 0)
+                w->failed = 1;
+        }
+    }
+    w->ops = ops;
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One timed run; returns Mops/s. */
+static double run(shared *sh, int nthreads, int ms)
+{
+    worker *w = calloc((size_t)nthreads, sizeof *w);
+    sh->nthreads = nthreads;
+    sh->go = sh->stop = 0;
+    for (int i = 0; i < nthreads; i++) {
+        w[i].sh = sh;
+        w[i].id = i;
+        if (pthread_create(&w[i].th, NULL, work, &w[i]) != 0) {
+            perror("pthread_create");
+            exit(1);
+        }
+    }
+    double t0 = now_s();
+    __atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+    struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+    uint64_t ops = 0;
+    int failed = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(w[i].th, NULL);
+        ops += w[i].ops;
+        failed |= w[i].failed;
+    }
+    double secs = now_s() - t0;
+    free(w);
+    if (failed) {
+        fprintf(stderr, "atomthreads: an intern or release failed\n");
+        exit(1);
+    }
+    return (double)ops / secs / 1e6;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void cpu_model(char *cpu, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    snprintf(cpu, size, "unknown");
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && p) {
+            snprintf(cpu, size, "%.*s", (int)strcspn(p + 2, "\n"), p + 2);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, i;
+    const char *list = "1,2,4,8,16";
+    for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            list = argv[++i];
+        else if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc)
+            ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else
+            break;
+    }
+    for (const char *p = list; *p && nt < 16; p += strcspn(p, ","), p += *p == ',')
+        if ((threads[nt] = atoi(p)) > 0 && threads[nt] <= 1024)
+            nt++;
+    if (i + 1 != argc || nt == 0 || ms < 1 || reps < 1 || reps > 99) {
+        fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--ms 300] [--reps 3]"
+                        " [--json] FILE\n");
+        return 2;
+    }
+    tokens k;
+    load(argv[i], &k);
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.k = &k;
+    sh.t = atab_table_new(NULL);
+    for (size_t j = 0; j < k.n; j++) {   /* warm: every distinct token held once */
+        const atab_atom *a = atab_lookup(sh.t, k.s[j], k.len[j]);
+        if (a)
+            atab_release(sh.t, a);
+        else if (!atab_intern(sh.t, k.s[j], k.len[j]))
+            return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
+    }
+    for (int j = 0; j < 4; j++)
+        sh.same[j] = k.s[j], sh.same_len[j] = k.len[j];
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (json)
+        printf("{\"machine\": {\"nproc\": %ld, \"cpu\": \"%s\"}, \"file\": \"%s\", "
+               "\"ms\": %d, \"reps\": %d, \"unit\": \"Mops/s\", \"results\": [",
+               ncpu, cpu, argv[i], ms, reps);
+    else
+        printf("atomthreads: %ld CPUs, %s; %s, %zu tokens, %zu atoms; median of %d x %d ms;"
+               " op = atab_intern + atab_release\n%-6s %8s", ncpu, cpu, argv[i], k.n,
+               atab_count(sh.t), reps, ms, "mode", "threads");
+    if (!json)
+        printf(" %10s %8s\n", "Mops/s", "scaling");
+    double *v = malloc((size_t)reps * sizeof *v);
+    for (int m = 0; m < NMODES; m++) {
+        double base = 0;
+        sh.mode = m;
+        for (int j = 0; j < nt; j++) {
+            for (int r = 0; r < reps; r++)
+                v[r] = run(&sh, threads[j], ms);
+            qsort(v, (size_t)reps, sizeof *v, cmp_dbl);
+            double med = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+            if (j == 0)
+                base = med / threads[0];   /* per thread, in case the list skips 1 */
+            if (json)
+                printf("%s\n  {\"mode\": \"%s\", \"threads\": %d, \"mops\": %.3f, "
+                       "\"min\": %.3f, \"max\": %.3f, \"scaling\": %.3f}",
+                       m || j ? "," : "", mode_name[m], threads[j], med, v[0],
+                       v[reps - 1], med / base);
+            else
+                printf("%-6s %8d %10.2f %7.2fx%s\n", mode_name[m], threads[j], med,
+                       med / base, threads[j] > ncpu ? "  (more threads than CPUs)" : "");
+        }
+    }
+    if (json)
+        printf("\n]}\n");
+    free(v);
+    atab_table_free(sh.t);
+    return 0;
+}
