@@ -246,6 +246,8 @@ static const atab_atom *locked_path(atab_table *t, const atab__key *k,
             na = NULL;
         }
         a = na;
+    } else {
+        atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
     pthread_mutex_unlock(&sh->lock);
     if (retired) {   /* readers may be on the old array: wait, then free */
