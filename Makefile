@@ -157,12 +157,13 @@ membytes: report-tool
 # replaying the seeds and generated inputs in every `make test`.
 FUZZ_TIME   ?= 60
 FUZZ_JOBS   ?= 1
+FUZZ_MAXLEN ?= 1024
 FUZZ_CC     ?= clang
 FUZZ_BIN    := $(O)/fuzz/fuzz_table
 FUZZ_SRCS   := $(LIB_SRCS) test/fuzz/fuzz_table.c
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -I$(O)/gen -Isrc -pthread \
                -DATAB_VERSION_STRING='"$(VERSION)"' -fno-sanitize-recover=undefined \
-               -fsanitize=fuzzer,address,undefined
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-coverage=trace-cmp
 REPLAY_BIN  := $(O)/test/fuzz_replay
 
 .PHONY: fuzz fuzz-bin fuzz-replay stress bench-flood check-valgrind
@@ -178,7 +179,7 @@ fuzz-bin: deps-build
 fuzz: fuzz-bin
 	@mkdir -p $(O)/fuzz/corpus
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
-	    -print_final_stats=1 -max_len=4096 $(O)/fuzz/corpus test/fuzz/corpus
+	    -print_final_stats=1 -max_len=$(FUZZ_MAXLEN) $(O)/fuzz/corpus test/fuzz/corpus
 
 $(REPLAY_BIN): test/fuzz/fuzz_table.c $(STATIC)
 	@mkdir -p $(dir $@)

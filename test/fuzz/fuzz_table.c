@@ -93,14 +93,40 @@ typedef struct model {
     int exact_sweeps;       /* sweeps only on atab_gc (threshold SIZE_MAX) */
     int may_fail;           /* allocation failures or a memory limit */
     struct fz_alloc *al;    /* the table's allocator, for the checks */
+    struct model_ent *touched;   /* the entry the last step changed */
+    unsigned bulk_next;     /* OP_BULK's key counter */
+    size_t *idx, idx_cap;   /* index of e by string (model_find) */
+    size_t present, zero;   /* entries present; of those, at count 0 */
 } model;
+
+/* The model's own index: open addressing on FNV-1a, entry index + 1. */
+static size_t fnv(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+    return (size_t)(h ^ h >> 32);
+}
 
 static model_ent *model_find(model *m, const char *s, size_t len)
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (m->e[i].len == len && memcmp(m->e[i].s, s, len) == 0)
-            return &m->e[i];
-    return NULL;
+    if (!m->idx_cap)
+        return NULL;
+    for (size_t i = fnv(s, len) & (m->idx_cap - 1);; i = (i + 1) & (m->idx_cap - 1)) {
+        size_t k = m->idx[i];
+        if (!k)
+            return NULL;
+        if (m->e[k - 1].len == len && memcmp(m->e[k - 1].s, s, len) == 0)
+            return &m->e[k - 1];
+    }
+}
+
+static void model_index(model *m, size_t k)
+{
+    size_t i = fnv(m->e[k].s, m->e[k].len) & (m->idx_cap - 1);
+    while (m->idx[i])
+        i = (i + 1) & (m->idx_cap - 1);
+    m->idx[i] = k + 1;
 }
 
 static model_ent *model_add(model *m, const char *s, size_t len)
@@ -108,7 +134,12 @@ static model_ent *model_add(model *m, const char *s, size_t len)
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 16;
         m->e = realloc(m->e, m->cap * sizeof *m->e);
-        CHECK(m->e != NULL);
+        free(m->idx);
+        m->idx_cap = m->cap * 2;
+        m->idx = calloc(m->idx_cap, sizeof *m->idx);
+        CHECK(m->e != NULL && m->idx != NULL);
+        for (size_t k = 0; k < m->n; k++)
+            model_index(m, k);
     }
     model_ent *e = &m->e[m->n++];
     memset(e, 0, sizeof *e);
@@ -117,6 +148,7 @@ static model_ent *model_add(model *m, const char *s, size_t len)
     if (len)
         memcpy(e->s, s, len);
     e->len = len;
+    model_index(m, m->n - 1);
     return e;
 }
 
@@ -125,6 +157,7 @@ static void model_free(model *m)
     for (size_t i = 0; i < m->n; i++)
         free(m->e[i].s);
     free(m->e);
+    free(m->idx);
 }
 
 /* A sweep freed every atom at count 0. */
@@ -133,6 +166,21 @@ static void model_swept(model *m)
     for (size_t i = 0; i < m->n; i++)
         if (m->e[i].present && m->e[i].count == 0)
             m->e[i].present = 0, m->e[i].a = NULL;
+    m->present -= m->zero;
+    m->zero = 0;
+}
+
+/* One reference more or less on a present entry. */
+static void model_ref(model *m, model_ent *e)
+{
+    m->zero -= e->count++ == 0;
+    m->touched = e;
+}
+
+static void model_unref(model *m, model_ent *e)
+{
+    m->zero += --e->count == 0;
+    m->touched = e;
 }
 
 /* ---- an independent UTF-16 <-> UTF-8 reference ---- */
@@ -264,80 +312,89 @@ static size_t decode_u16(reader *r, uint16_t *u)
 
 /* ---- checking the table against the model ---- */
 
+/* The atoms the table holds, as an open-addressing set of pointers. */
 typedef struct seen {
     const atab_atom **v;
     size_t n, cap;
 } seen;
 
+static size_t ptr_slot(const seen *s, const atab_atom *a)
+{
+    uint64_t x = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15u;
+    size_t i = (size_t)(x >> 32) & (s->cap - 1);
+    while (s->v[i] && s->v[i] != a)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
 static void see(void *ud, const atab_atom *a)
 {
     seen *s = ud;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
-        CHECK(s->v != NULL);
-    }
-    s->v[s->n++] = a;
-}
-
-static int cmp_ptr(const void *x, const void *y)
-{
-    uintptr_t a = (uintptr_t)*(const atab_atom *const *)x;
-    uintptr_t b = (uintptr_t)*(const atab_atom *const *)y;
-    return (a > b) - (a < b);
+    CHECK(s->n + 1 < s->cap);   /* else the table holds atoms the model lacks */
+    size_t i = ptr_slot(s, a);
+    CHECK(s->v[i] == NULL);   /* an atom is in one slot only */
+    s->v[i] = a;
+    s->n++;
 }
 
 static int in_table(const seen *s, const atab_atom *a)
 {
-    return s->n && bsearch(&a, s->v, s->n, sizeof *s->v, cmp_ptr) != NULL;
+    return s->v[ptr_slot(s, a)] == a;
 }
 
-/* Compares the table with the model. `after_release`: in threshold mode a
-** sweep may just have run; if any unused atom is gone, all must be. */
-static void check(atab_table *t, model *m, int after_release)
+/* Every atom the model says is present is in the table, at its pointer,
+** with its bytes and its exact count (the caller flushed the caches). */
+static void check_all(atab_table *t, model *m)
 {
-    fz_alloc *al = m->al;
-    atab_stats st;
-    seen s = {NULL, 0, 0};
-    CHECK(atab_get_stats(t, &st) == ATAB_OK);   /* flushes thread caches */
-    atab__table_visit(t, see, &s);
-    if (s.n)
-        qsort(s.v, s.n, sizeof *s.v, cmp_ptr);
-    size_t zero = 0, zero_gone = 0;
-    for (size_t i = 0; i < m->n; i++) {
-        model_ent *e = &m->e[i];
-        if (e->present && e->count == 0 && !in_table(&s, e->a))
-            zero_gone++;
-        zero += e->present && e->count == 0;
-    }
-    if (zero_gone) {   /* a sweep ran: only a release may start one */
-        CHECK(after_release && !m->exact_sweeps);
-        if (getenv("FUZZ_VERBOSE"))
-            fprintf(stderr, "swept %zu of %zu unused\n", zero_gone, zero);
-        CHECK(zero_gone == zero);
-        model_swept(m);
-    }
+    seen s = {NULL, 0, 16};
     size_t present = 0;
-    zero = 0;
+    while (s.cap < 2 * m->present + 2)
+        s.cap *= 2;
+    s.v = calloc(s.cap, sizeof *s.v);
+    CHECK(s.v != NULL);
+    atab__table_visit(t, see, &s);
     for (size_t i = 0; i < m->n; i++) {
         model_ent *e = &m->e[i];
         if (!e->present)
             continue;
         present++;
-        zero += e->count == 0;
         CHECK(in_table(&s, e->a));   /* identity: same atom, still there */
         CHECK(atab_len(e->a) == e->len);
         CHECK(memcmp(atab_chars(e->a), e->s, e->len) == 0);
         CHECK(atab_chars(e->a)[e->len] == '\0');
+        CHECK(atab__count(e->a) == e->count);
+    }
+    CHECK(s.n == present && present == m->present);
+    free(s.v);
+}
+
+/* Compares the table with the model after a step: the counts every time,
+** the atom the step touched, and every atom (check_all) when `full` or
+** after a sweep. `after_release`: with a sweep threshold, a release may
+** have run a sweep; it must then have freed every unused atom. */
+static void check(atab_table *t, model *m, int after_release, int full)
+{
+    atab_stats st;
+    CHECK(atab_get_stats(t, &st) == ATAB_OK);   /* flushes thread caches */
+    if (st.atoms != m->present) {   /* a sweep ran: only a release starts one */
+        CHECK(after_release && !m->exact_sweeps);
+        CHECK(st.atoms == m->present - m->zero && st.unused == 0);
+        model_swept(m);
+        full = 1;
+    }
+    CHECK(st.atoms == m->present);
+    CHECK(st.unused == m->zero);
+    CHECK(atab_count(t) == m->present);
+    CHECK(st.misuse == 0);
+    CHECK(st.bytes == m->al->bytes);   /* the table's account is the allocator's */
+    model_ent *e = m->touched;
+    if (e && e->present) {
+        CHECK(atab_len(e->a) == e->len && memcmp(atab_chars(e->a), e->s, e->len) == 0);
         CHECK(atab__count(e->a) == e->count);   /* exact after the flush */
     }
-    CHECK(s.n == present);
-    CHECK(st.atoms == present);
-    CHECK(st.unused == zero);
-    CHECK(atab_count(t) == present);
-    CHECK(st.misuse == 0);
-    CHECK(st.bytes == al->bytes);   /* the table's account is the allocator's */
-    free(s.v);
+    m->touched = NULL;
+    if (full)
+        check_all(t, m);
 }
 
 /* ---- operations ---- */
@@ -345,6 +402,7 @@ static void check(atab_table *t, model *m, int after_release)
 enum {
     OP_INTERN, OP_INTERN_OLD, OP_INTERN_U16, OP_INTERN_U16_OLD, OP_LOOKUP,
     OP_LOOKUP_U16, OP_REF, OP_RELEASE, OP_RELEASE_ALL, OP_GC, OP_REPORT,
+    OP_BULK,       /* interns 4n generated keys at once: growth */
     OP_EXTERNAL,   /* HOOK: external acquire/release (src/external.c) */
     OP_STATIC,     /* HOOK: static lookups (src/static.c) */
     N_OPS
@@ -358,7 +416,7 @@ static void expect_atom(model *m, const char *s, size_t len, const atab_atom *a,
     model_ent *e = model_find(m, s, len);
     if (e && e->present) {   /* a hit, or a revival: never fails */
         CHECK(a == e->a);
-        e->count++;
+        model_ref(m, e);
         return;
     }
     if (!a) {   /* a miss: lookups find nothing, interns may run out */
@@ -378,21 +436,21 @@ static void expect_atom(model *m, const char *s, size_t len, const atab_atom *a,
     e->a = a;
     e->count = 1;
     e->present = 1;
+    m->present++;
+    m->touched = e;
 }
 
-/* A model entry picked by the next byte among those with references. */
+/* A model entry with references, picked by the next byte. */
 static model_ent *pick_held(model *m, reader *r)
 {
     unsigned b;
-    size_t held = 0;
-    for (size_t i = 0; i < m->n; i++)
-        held += m->e[i].present && m->e[i].count > 0;
-    if (!held || !rd(r, &b))
+    if (m->present == m->zero || !rd(r, &b))
         return NULL;
-    size_t k = b % held;
-    for (size_t i = 0; i < m->n; i++)
-        if (m->e[i].present && m->e[i].count > 0 && k-- == 0)
-            return &m->e[i];
+    for (size_t i = 0; i < m->n; i++) {   /* the first held from b on */
+        model_ent *e = &m->e[(b + i) % m->n];
+        if (e->present && e->count > 0)
+            return e;
+    }
     return NULL;
 }
 
@@ -429,18 +487,14 @@ static int null_writer(void *ud, const char *buf, size_t len)
 
 static void op_report(atab_table *t, model *m, unsigned how)
 {
-    size_t n = 0, present = 0, zero = 0;
+    size_t n = 0;
     rep_counts c = {-1, -1};
     if (how % 3 == 1)
         CHECK(atab_report_tree(t, null_writer, &n) == ATAB_OK && n > 0);
     else if (how % 3 == 2)
         CHECK(atab_report_json(t, "fuzz\"\\", null_writer, &n) == ATAB_OK && n > 0);
     CHECK(atab_report(t, rep_cb, &c) == ATAB_OK);
-    for (size_t i = 0; i < m->n; i++) {
-        present += m->e[i].present;
-        zero += m->e[i].present && m->e[i].count == 0;
-    }
-    CHECK(c.atoms == (int64_t)present && c.unused == (int64_t)zero);
+    CHECK(c.atoms == (int64_t)m->present && c.unused == (int64_t)m->zero);
 }
 
 static char kbuf[KEY_MAX * 3 + 8];
@@ -458,7 +512,8 @@ static void op_intern_u16(atab_table *t, model *m, const uint16_t *u, size_t n,
     expect_atom(m, kbuf, (size_t)l8, a, insert);
 }
 
-/* Runs one operation; returns 1 when it released a reference. */
+/* Runs one operation; returns 1 when it released a reference, 2 when
+** every atom should be checked. */
 static int step(atab_table *t, model *m, reader *r, unsigned op)
 {
     model_ent *e;
@@ -494,13 +549,13 @@ static int step(atab_table *t, model *m, reader *r, unsigned op)
     case OP_REF:
         if ((e = pick_held(m, r)) != NULL) {
             CHECK(atab_ref(e->a) == e->a);
-            e->count++;
+            model_ref(m, e);
         }
         return 0;
     case OP_RELEASE:
         if ((e = pick_held(m, r)) != NULL) {
             CHECK(atab_release(t, e->a) == ATAB_OK);
-            e->count--;
+            model_unref(m, e);
             return 1;
         }
         return 0;
@@ -508,25 +563,31 @@ static int step(atab_table *t, model *m, reader *r, unsigned op)
         if ((e = pick_held(m, r)) != NULL) {
             while (e->count > 1) {   /* a sweep may run at any of them */
                 CHECK(atab_release(t, e->a) == ATAB_OK);
-                e->count--;
-                check(t, m, 1);
+                model_unref(m, e);
+                check(t, m, 1, 0);
             }
             CHECK(atab_release(t, e->a) == ATAB_OK);
-            e->count--;
+            model_unref(m, e);
             return 1;
         }
         return 0;
-    case OP_GC: {
-        size_t zero = 0;
-        for (size_t i = 0; i < m->n; i++)
-            zero += m->e[i].present && m->e[i].count == 0;
-        CHECK(atab_gc(t) == zero);
+    case OP_GC:
+        CHECK(atab_gc(t) == m->zero);
         model_swept(m);
-        return 0;
-    }
+        return 2;
     case OP_REPORT:
         op_report(t, m, rd(r, &b) ? b : 0);
         return 0;
+    case OP_BULK: {
+        char key[32];
+        unsigned n = rd(r, &b) ? 4 * (b % 16) : 0;
+        for (unsigned i = 0; i < n; i++) {
+            int l = snprintf(key, sizeof key, "bulk-%u", m->bulk_next++);
+            expect_atom(m, key, (size_t)l, atab_intern(t, key, (size_t)l), 1);
+        }
+        m->touched = NULL;
+        return 2;   /* check every atom */
+    }
     case OP_EXTERNAL:   /* HOOK: atab_external_acquire/release go here */
     case OP_STATIC:     /* HOOK: lookups that hit static atoms go here */
     default:
@@ -541,8 +602,8 @@ static void release_everything(atab_table *t, model *m)
     for (size_t i = 0; i < m->n; i++) {
         while (m->e[i].present && m->e[i].count > 0) {
             CHECK(atab_release(t, m->e[i].a) == ATAB_OK);
-            m->e[i].count--;
-            check(t, m, 1);
+            model_unref(m, &m->e[i]);
+            check(t, m, 1, 0);
         }
     }
 }
@@ -579,18 +640,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cfg & 16)
         o.initial_capacity = 100;
     atab_table *t = atab_table_new(&o);
-    if (!t) {
-        CHECK(al.fail_at == 1 || (al.fail_after && al.fail_at <= 1));
-        return 0;
+    CHECK(t != NULL);   /* failures start at the 2nd allocation */
+    for (unsigned n = 1; rd(&r, &op); n++) {
+        int rc = step(t, &m, &r, op);
+        check(t, &m, rc == 1, rc == 2 || n % 32 == 0);
     }
-    while (rd(&r, &op)) {
-        int rel = step(t, &m, &r, op);
-        check(t, &m, rel);
-    }
+    check(t, &m, 0, 1);
     release_everything(t, &m);
     atab_gc(t);
     model_swept(&m);
-    check(t, &m, 0);
+    check(t, &m, 0, 1);
     CHECK(atab_count(t) == 0);
     atab_table_free(t);
     CHECK(al.live == 0 && al.bytes == 0);   /* nothing leaked */

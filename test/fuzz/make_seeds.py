@@ -4,7 +4,7 @@ format there): run from the repository root; the files are committed."""
 import os
 
 INTERN, INTERN_OLD, U16, U16_OLD, LOOKUP, LOOKUP_U16, REF, RELEASE, \
-    RELEASE_ALL, GC, REPORT = range(11)
+    RELEASE_ALL, GC, REPORT, BULK = range(12)
 THRESHOLD, FAIL, FAIL_AFTER, LIMIT, INITCAP = 1, 2, 4, 8, 16
 
 
@@ -53,6 +53,9 @@ SEEDS = {
     + op(GC) + op(REPORT, 0),
     'growth': bytes([INITCAP]) + b''.join(key('g%03d' % i) for i in range(150))
     + op(RELEASE_ALL, 3) + op(GC) + op(REPORT, 2),
+    'bulk-sweep': bytes([THRESHOLD | (7 << 1)]) + op(BULK, 50) + op(BULK, 63)
+    + b''.join(op(RELEASE_ALL, i) for i in range(40)) + op(REPORT, 1),
+    'bulk-oom': bytes([FAIL | FAIL_AFTER | INITCAP, 200]) + op(BULK, 60) + op(GC),
     'long-keys': bytes([0, INTERN, 255, 10]) + bytes(range(256)) + bytes(20)
     + op(INTERN_OLD, 0) + op(RELEASE_ALL, 0) + op(GC),
 }
