@@ -176,10 +176,12 @@ fuzz-bin: deps-build
 	@sh tools/deps.sh fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 
+# Runs in $(O)/fuzz, where libFuzzer leaves crash files and job logs.
 fuzz: fuzz-bin
 	@mkdir -p $(O)/fuzz/corpus
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) \
-	    -print_final_stats=1 -max_len=$(FUZZ_MAXLEN) $(O)/fuzz/corpus test/fuzz/corpus
+	cd $(O)/fuzz && ./fuzz_table -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
+	    -max_len=$(FUZZ_MAXLEN) corpus $(CURDIR)/test/fuzz/corpus
 
 $(REPLAY_BIN): test/fuzz/fuzz_table.c $(STATIC)
 	@mkdir -p $(dir $@)
