@@ -420,8 +420,8 @@ static void compact(atab_table *t)
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
+        pthread_mutex_lock(&sh->lock);   /* before reading arr: inserts run */
         size_t cap = atab__arr_cap(sh->arr);
-        pthread_mutex_lock(&sh->lock);
         if (sh->tombs > cap / 4 || (sh->tombs && capacity_for(sh->used) < cap / 2)) {
             uint64_t old = shard_rebuild(t, sh, capacity_for(sh->used));
             if (old != UINT64_MAX)
