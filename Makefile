@@ -194,3 +194,9 @@ fuzz-replay-bin: lib
 test: fuzz-replay
 fuzz-replay: fuzz-replay-bin
 	$(REPLAY_BIN) test/fuzz/corpus
+
+STRESS_SECONDS ?= 300
+STRESS_THREADS ?= 16
+stress: tests
+	ATAB_STRESS_SECONDS=$(STRESS_SECONDS) ATAB_STRESS_THREADS=$(STRESS_THREADS) \
+	    $(O)/test/test_stress
