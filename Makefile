@@ -194,3 +194,57 @@ bench-callgrind: bench-tools
 	@for f in $(CALLGRIND_FILES); do sh tools/bench-callgrind.sh $(ATOMBENCH) $$f || exit 1; done
 bench-size: tests
 	sh tools/codesize.sh $(O)
+
+# ---- reliability (issue 7): fuzzing, stress, hash flooding, valgrind ----
+# make fuzz [FUZZ_TIME=60]   libFuzzer + ASan + UBSan (clang), seeds in
+#                            test/fuzz/corpus, new inputs in $(O)/fuzz/corpus
+# make stress [STRESS_SECONDS=300]   test_stress for a long run
+# make bench-flood           colliding keys: random vs fixed seed
+# make check-valgrind        every test under memcheck (ALLOCATOR=system)
+# The fuzz target also builds without libFuzzer ($(O)/test/fuzz_replay),
+# replaying the seeds and generated inputs in every `make test`.
+FUZZ_TIME   ?= 60
+FUZZ_JOBS   ?= 1
+FUZZ_MAXLEN ?= 1024
+FUZZ_CC     ?= clang
+FUZZ_BIN    := $(O)/fuzz/fuzz_table
+FUZZ_SRCS   := $(LIB_SRCS) test/fuzz/fuzz_table.c
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -I$(O)/gen -Isrc -pthread \
+               -DATAB_VERSION_STRING='"$(VERSION)"' -fno-sanitize-recover=undefined \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-coverage=trace-cmp
+REPLAY_BIN  := $(O)/test/fuzz_replay
+
+.PHONY: fuzz fuzz-bin fuzz-replay stress bench-flood check-valgrind
+
+$(FUZZ_BIN): $(FUZZ_SRCS) src/atab_int.h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SRCS) -o $@ -lxxhash -pthread
+
+fuzz-bin: deps-build
+	@sh tools/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+
+# Runs in $(O)/fuzz, where libFuzzer leaves crash files and job logs.
+fuzz: fuzz-bin
+	@mkdir -p $(O)/fuzz/corpus
+	cd $(O)/fuzz && ./fuzz_table -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
+	    -max_len=$(FUZZ_MAXLEN) corpus $(CURDIR)/test/fuzz/corpus
+
+$(REPLAY_BIN): test/fuzz/fuzz_table.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -DFUZZ_STANDALONE $< -o $@ $(STATIC) $(LDLIBS)
+
+tests: fuzz-replay-bin
+.PHONY: fuzz-replay-bin
+fuzz-replay-bin: lib
+	@$(MAKE) --no-print-directory $(REPLAY_BIN)
+test: fuzz-replay
+fuzz-replay: fuzz-replay-bin
+	$(REPLAY_BIN) test/fuzz/corpus
+
+STRESS_SECONDS ?= 300
+STRESS_THREADS ?= 16
+stress: tests
+	ATAB_STRESS_SECONDS=$(STRESS_SECONDS) ATAB_STRESS_THREADS=$(STRESS_THREADS) \
+	    $(O)/test/test_stress

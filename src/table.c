@@ -253,6 +253,8 @@ static const atab_atom *locked_path(atab_table *t, const atab__key *k,
             na = NULL;
         }
         a = na;
+    } else {
+        atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
     pthread_mutex_unlock(&sh->lock);
     if (retired) {   /* readers may be on the old array: wait, then free */
@@ -286,7 +288,7 @@ find_or_insert(atab_table *t, const atab__key *k,
         ** pthread_mutex_lock/unlock and the second probe (callgrind). */
         if (!insert && !(u8 && k->len <= t->static_maxlen &&
                          atab__static_find(t, u8, k->len) != NULL))
-            return NULL;
+            return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
     }
     return locked_path(t, k, u8, insert);
 }
@@ -433,8 +435,8 @@ static void compact(atab_table *t)
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
+        pthread_mutex_lock(&sh->lock);   /* before reading arr: inserts run */
         size_t cap = atab__arr_cap(sh->arr);
-        pthread_mutex_lock(&sh->lock);
         if (sh->tombs > cap / 4 || (sh->tombs && code_cap(code_for(sh->used)) < cap / 2)) {
             uint64_t old = shard_rebuild(t, sh, code_for(sh->used));
             if (old != UINT64_MAX)

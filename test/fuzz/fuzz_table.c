@@ -1,0 +1,726 @@
+/*
+** fuzz_table.c - libFuzzer target: decodes its input into a sequence of
+** table operations and checks the table against a simple reference model
+** after every step: identity (a string keeps its atom while it lives),
+** counts (atoms, unused), exact reference counts, released-and-swept atoms
+** gone, requested bytes equal to what the allocator handed out, and no
+** leak once the table is freed.
+**
+** Built two ways from this one file:
+**   - with -fsanitize=fuzzer(,address,undefined): the libFuzzer target
+**     (make fuzz);
+**   - with -DFUZZ_STANDALONE: a driver that replays files or directories
+**     given on the command line (the seed corpus, test/fuzz/corpus) plus
+**     inputs from a fixed pseudo-random generator, so the model check runs
+**     in every `make test` and meson test.
+**
+** Input format: byte 0 configures the table (sweep mode, memory limit,
+** injected allocation failures, initial capacity); then each operation is
+** one opcode byte followed by its operands (see decode_key). Adding an
+** operation (static lookups, external handles) is one enum value, one
+** case in step() and, when it has state, a field in `model_ent`.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atab_int.h"   /* atab__count, atab__table_visit: exact checks */
+
+#define CHECK(c)                                                           \
+    do {                                                                   \
+        if (!(c)) {                                                        \
+            fprintf(stderr, "fuzz_table: check failed: %s (line %d)\n", #c, \
+                    __LINE__);                                             \
+            abort();                                                       \
+        }                                                                  \
+    } while (0)
+
+/* ---- a counting allocator that can fail ---- */
+
+typedef struct fz_alloc {
+    long live, attempts, fail_at;
+    int fail_after;
+    size_t bytes;
+} fz_alloc;
+
+static void *fz_malloc(void *ud, size_t size)
+{
+    fz_alloc *c = ud;
+    long n = ++c->attempts;
+    if (c->fail_at && (n == c->fail_at || (c->fail_after && n > c->fail_at)))
+        return NULL;
+    size_t *p = malloc(size + 16);
+    if (!p)
+        return NULL;
+    p[0] = size;
+    c->live++;
+    c->bytes += size;
+    return (char *)p + 16;
+}
+
+static void fz_free(void *ud, void *p, size_t size)
+{
+    fz_alloc *c = ud;
+    if (!p)
+        return;
+    size_t *b = (size_t *)((char *)p - 16);
+    CHECK(b[0] == size);   /* every free names its allocation's size */
+    c->live--;
+    c->bytes -= size;
+    free(b);
+}
+
+static size_t fz_usable(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p;
+    return size;
+}
+
+/* ---- the reference model ---- */
+
+typedef struct model_ent {
+    char *s;                /* UTF-8 bytes (malloc'd) */
+    size_t len;
+    const atab_atom *a;     /* the atom while present */
+    long count;             /* references the model holds */
+    int present;            /* in the table (count > 0, or unused) */
+} model_ent;
+
+typedef struct model {
+    model_ent *e;
+    size_t n, cap;
+    int exact_sweeps;       /* sweeps only on atab_gc (threshold SIZE_MAX) */
+    int may_fail;           /* allocation failures or a memory limit */
+    struct fz_alloc *al;    /* the table's allocator, for the checks */
+    struct model_ent *touched;   /* the entry the last step changed */
+    unsigned bulk_next;     /* OP_BULK's key counter */
+    size_t *idx, idx_cap;   /* index of e by string (model_find) */
+    size_t present, zero;   /* entries present; of those, at count 0 */
+} model;
+
+/* The model's own index: open addressing on FNV-1a, entry index + 1. */
+static size_t fnv(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+    return (size_t)(h ^ h >> 32);
+}
+
+static model_ent *model_find(model *m, const char *s, size_t len)
+{
+    if (!m->idx_cap)
+        return NULL;
+    for (size_t i = fnv(s, len) & (m->idx_cap - 1);; i = (i + 1) & (m->idx_cap - 1)) {
+        size_t k = m->idx[i];
+        if (!k)
+            return NULL;
+        if (m->e[k - 1].len == len && memcmp(m->e[k - 1].s, s, len) == 0)
+            return &m->e[k - 1];
+    }
+}
+
+static void model_index(model *m, size_t k)
+{
+    size_t i = fnv(m->e[k].s, m->e[k].len) & (m->idx_cap - 1);
+    while (m->idx[i])
+        i = (i + 1) & (m->idx_cap - 1);
+    m->idx[i] = k + 1;
+}
+
+static model_ent *model_add(model *m, const char *s, size_t len)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 16;
+        m->e = realloc(m->e, m->cap * sizeof *m->e);
+        free(m->idx);
+        m->idx_cap = m->cap * 2;
+        m->idx = calloc(m->idx_cap, sizeof *m->idx);
+        CHECK(m->e != NULL && m->idx != NULL);
+        for (size_t k = 0; k < m->n; k++)
+            model_index(m, k);
+    }
+    model_ent *e = &m->e[m->n++];
+    memset(e, 0, sizeof *e);
+    e->s = malloc(len + 1);
+    CHECK(e->s != NULL);
+    if (len)
+        memcpy(e->s, s, len);
+    e->len = len;
+    model_index(m, m->n - 1);
+    return e;
+}
+
+static void model_free(model *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->e[i].s);
+    free(m->e);
+    free(m->idx);
+}
+
+/* A sweep freed every atom at count 0. */
+static void model_swept(model *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->e[i].present && m->e[i].count == 0)
+            m->e[i].present = 0, m->e[i].a = NULL;
+    m->present -= m->zero;
+    m->zero = 0;
+}
+
+/* One reference more or less on a present entry. */
+static void model_ref(model *m, model_ent *e)
+{
+    m->zero -= e->count++ == 0;
+    m->touched = e;
+}
+
+static void model_unref(model *m, model_ent *e)
+{
+    m->zero += --e->count == 0;
+    m->touched = e;
+}
+
+/* ---- an independent UTF-16 <-> UTF-8 reference ---- */
+
+/* UTF-16 to UTF-8; -1 on an unpaired surrogate. */
+static long ref_u16_to_u8(const uint16_t *u, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = u[i];
+        if (c >= 0xd800 && c < 0xdc00) {
+            if (i + 1 >= n || u[i + 1] < 0xdc00 || u[i + 1] >= 0xe000)
+                return -1;
+            c = 0x10000 + ((c - 0xd800) << 10) + (u[++i] - 0xdc00);
+        } else if (c >= 0xdc00 && c < 0xe000) {
+            return -1;
+        }
+        if (c < 0x80) {
+            out[o++] = (char)c;
+        } else if (c < 0x800) {
+            out[o++] = (char)(0xc0 | c >> 6);
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            out[o++] = (char)(0xe0 | c >> 12);
+            out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        } else {
+            out[o++] = (char)(0xf0 | c >> 18);
+            out[o++] = (char)(0x80 | (c >> 12 & 0x3f));
+            out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    return (long)o;
+}
+
+/* Strict UTF-8 to UTF-16 (no overlongs, no surrogates); -1 when invalid. */
+static long ref_u8_to_u16(const char *s8, size_t n, uint16_t *out)
+{
+    const unsigned char *s = (const unsigned char *)s8;
+    size_t o = 0, i = 0, k;
+    while (i < n) {
+        uint32_t c = s[i], min;
+        if (c < 0x80)
+            k = 0, min = 0;
+        else if (c >= 0xc2 && c < 0xe0)
+            k = 1, c &= 0x1f, min = 0x80;
+        else if (c >= 0xe0 && c < 0xf0)
+            k = 2, c &= 0x0f, min = 0x800;
+        else if (c >= 0xf0 && c < 0xf5)
+            k = 3, c &= 0x07, min = 0x10000;
+        else
+            return -1;
+        if (i + k >= n && k)
+            return -1;
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xc0) != 0x80)
+                return -1;
+            c = c << 6 | (s[i + j] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+            return -1;
+        if (c >= 0x10000) {
+            out[o++] = (uint16_t)(0xd800 + ((c - 0x10000) >> 10));
+            out[o++] = (uint16_t)(0xdc00 + ((c - 0x10000) & 0x3ff));
+        } else {
+            out[o++] = (uint16_t)c;
+        }
+        i += k + 1;
+    }
+    return (long)o;
+}
+
+/* ---- decoding the input ---- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static int rd(reader *r, unsigned *out)
+{
+    if (!r->n)
+        return 0;
+    *out = *r->p++;
+    r->n--;
+    return 1;
+}
+
+#define KEY_MAX 1024   /* long keys too: UTF-16 past 256 bytes is chunked */
+
+/* A key: a length byte (255: a long key of 256 + 2 * next byte) then that
+** many bytes, each mapped onto a small alphabet when the length byte is
+** even (so keys repeat), taken raw when odd. */
+static size_t decode_key(reader *r, char *buf)
+{
+    unsigned b, l, x;
+    if (!rd(r, &b))
+        return 0;
+    l = b == 255 ? (rd(r, &x) ? 256 + 2 * x : 256) : (b >> 1) % 40;
+    for (unsigned i = 0; i < l && i < KEY_MAX; i++) {
+        if (!rd(r, &x))
+            x = i;
+        buf[i] = (b & 1) ? (char)x : "abcdefgh\xc3\xa9-_0:"[x % 14];
+    }
+    return l < KEY_MAX ? l : KEY_MAX;
+}
+
+/* A UTF-16 key: a length byte, then units as pairs of bytes; bytes with
+** the top bits 110110/110111 become surrogates (paired or not). */
+static size_t decode_u16(reader *r, uint16_t *u)
+{
+    unsigned b, hi, lo;
+    if (!rd(r, &b))
+        return 0;
+    size_t n = b == 255 ? 300 : b % 24;
+    for (size_t i = 0; i < n; i++) {
+        if (!rd(r, &hi))
+            hi = (unsigned)i;
+        if (!rd(r, &lo))
+            lo = 0;
+        if (hi < 0x80 && (i % 4))
+            u[i] = (uint16_t)(0x61 + hi % 8);   /* mostly ASCII */
+        else
+            u[i] = (uint16_t)(hi << 8 | lo);
+    }
+    return n;
+}
+
+/* ---- checking the table against the model ---- */
+
+/* The atoms the table holds, as an open-addressing set of pointers. */
+typedef struct seen {
+    const atab_atom **v;
+    size_t n, cap;
+} seen;
+
+static size_t ptr_slot(const seen *s, const atab_atom *a)
+{
+    uint64_t x = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15u;
+    size_t i = (size_t)(x >> 32) & (s->cap - 1);
+    while (s->v[i] && s->v[i] != a)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+static void see(void *ud, const atab_atom *a)
+{
+    seen *s = ud;
+    CHECK(s->n + 1 < s->cap);   /* else the table holds atoms the model lacks */
+    size_t i = ptr_slot(s, a);
+    CHECK(s->v[i] == NULL);   /* an atom is in one slot only */
+    s->v[i] = a;
+    s->n++;
+}
+
+static int in_table(const seen *s, const atab_atom *a)
+{
+    return s->v[ptr_slot(s, a)] == a;
+}
+
+/* Every atom the model says is present is in the table, at its pointer,
+** with its bytes and its exact count (the caller flushed the caches). */
+static void check_all(atab_table *t, model *m)
+{
+    seen s = {NULL, 0, 16};
+    size_t present = 0;
+    while (s.cap < 2 * m->present + 2)
+        s.cap *= 2;
+    s.v = calloc(s.cap, sizeof *s.v);
+    CHECK(s.v != NULL);
+    atab__table_visit(t, see, &s);
+    for (size_t i = 0; i < m->n; i++) {
+        model_ent *e = &m->e[i];
+        if (!e->present)
+            continue;
+        present++;
+        CHECK(in_table(&s, e->a));   /* identity: same atom, still there */
+        CHECK(atab_len(e->a) == e->len);
+        CHECK(memcmp(atab_chars(e->a), e->s, e->len) == 0);
+        CHECK(atab_chars(e->a)[e->len] == '\0');
+        CHECK(atab__count(e->a) == e->count);
+    }
+    CHECK(s.n == present && present == m->present);
+    free(s.v);
+}
+
+/* Compares the table with the model after a step: the counts every time,
+** the atom the step touched, and every atom (check_all) when `full` or
+** after a sweep. `after_release`: with a sweep threshold, a release may
+** have run a sweep; it must then have freed every unused atom. */
+static void check(atab_table *t, model *m, int after_release, int full)
+{
+    atab_stats st;
+    CHECK(atab_get_stats(t, &st) == ATAB_OK);   /* flushes thread caches */
+    if (st.atoms != m->present) {   /* a sweep ran: only a release starts one */
+        CHECK(after_release && !m->exact_sweeps);
+        CHECK(st.atoms == m->present - m->zero && st.unused == 0);
+        model_swept(m);
+        full = 1;
+    }
+    CHECK(st.atoms == m->present);
+    CHECK(st.unused == m->zero);
+    CHECK(atab_count(t) == m->present);
+    CHECK(st.misuse == 0);
+    CHECK(st.bytes == m->al->bytes);   /* the table's account is the allocator's */
+    model_ent *e = m->touched;
+    if (e && e->present) {
+        CHECK(atab_len(e->a) == e->len && memcmp(atab_chars(e->a), e->s, e->len) == 0);
+        CHECK(atab__count(e->a) == e->count);   /* exact after the flush */
+    }
+    m->touched = NULL;
+    if (full)
+        check_all(t, m);
+}
+
+/* ---- operations ---- */
+
+enum {
+    OP_INTERN, OP_INTERN_OLD, OP_INTERN_U16, OP_INTERN_U16_OLD, OP_LOOKUP,
+    OP_LOOKUP_U16, OP_REF, OP_RELEASE, OP_RELEASE_ALL, OP_GC, OP_REPORT,
+    OP_BULK,       /* interns 4n generated keys at once: growth */
+    OP_EXTERNAL,   /* HOOK: external acquire/release (src/external.c) */
+    OP_STATIC,     /* HOOK: static lookups (src/static.c) */
+    N_OPS
+};
+
+/* The outcome of an intern or lookup of `s` whose model entry is e (NULL:
+** never seen). Updates the model; `insert` 0 for lookups. */
+static void expect_atom(model *m, const char *s, size_t len, const atab_atom *a,
+                        int insert)
+{
+    model_ent *e = model_find(m, s, len);
+    if (e && e->present) {   /* a hit, or a revival: never fails */
+        CHECK(a == e->a);
+        model_ref(m, e);
+        return;
+    }
+    if (!a) {   /* a miss: lookups find nothing, interns may run out */
+        atab_status err = atab_last_error();
+        if (getenv("FUZZ_VERBOSE"))
+            fprintf(stderr, "miss: insert %d err %d\n", insert, err);
+        CHECK(!insert ? err == ATAB_OK : (m->may_fail && (err == ATAB_ENOMEM ||
+                                                          err == ATAB_ELIMIT)));
+        return;
+    }
+    CHECK(insert);
+    CHECK(!atab_is_static(a));
+    for (size_t i = 0; i < m->n; i++)   /* a new atom is a new pointer */
+        CHECK(!m->e[i].present || m->e[i].a != a);
+    if (!e)
+        e = model_add(m, s, len);
+    e->a = a;
+    e->count = 1;
+    e->present = 1;
+    m->present++;
+    m->touched = e;
+}
+
+/* A model entry with references, picked by the next byte. */
+static model_ent *pick_held(model *m, reader *r)
+{
+    unsigned b;
+    if (m->present == m->zero || !rd(r, &b))
+        return NULL;
+    for (size_t i = 0; i < m->n; i++) {   /* the first held from b on */
+        model_ent *e = &m->e[(b + i) % m->n];
+        if (e->present && e->count > 0)
+            return e;
+    }
+    return NULL;
+}
+
+static model_ent *pick_any(model *m, reader *r)
+{
+    unsigned b;
+    if (!m->n || !rd(r, &b))
+        return NULL;
+    return &m->e[b % m->n];
+}
+
+typedef struct rep_counts {
+    int64_t atoms, unused;
+} rep_counts;
+
+static int rep_cb(void *ud, const char *path, int kind, int units, int64_t amount,
+                  const char *desc)
+{
+    rep_counts *c = ud;
+    (void)kind; (void)units; (void)desc;
+    if (strcmp(path, "atoms-dynamic") == 0)
+        c->atoms = amount;
+    else if (strcmp(path, "atoms-dynamic-unused") == 0)
+        c->unused = amount;
+    return 0;
+}
+
+static int null_writer(void *ud, const char *buf, size_t len)
+{
+    (void)buf;
+    *(size_t *)ud += len;
+    return 0;
+}
+
+static void op_report(atab_table *t, model *m, unsigned how)
+{
+    size_t n = 0;
+    rep_counts c = {-1, -1};
+    if (how % 3 == 1)
+        CHECK(atab_report_tree(t, null_writer, &n) == ATAB_OK && n > 0);
+    else if (how % 3 == 2)
+        CHECK(atab_report_json(t, "fuzz\"\\", null_writer, &n) == ATAB_OK && n > 0);
+    CHECK(atab_report(t, rep_cb, &c) == ATAB_OK);
+    CHECK(c.atoms == (int64_t)m->present && c.unused == (int64_t)m->zero);
+}
+
+static char kbuf[KEY_MAX * 3 + 8];
+static uint16_t ubuf[KEY_MAX * 2];
+
+static void op_intern_u16(atab_table *t, model *m, const uint16_t *u, size_t n,
+                          int insert)
+{
+    long l8 = ref_u16_to_u8(u, n, kbuf);
+    const atab_atom *a = insert ? atab_intern_utf16(t, u, n) : atab_lookup_utf16(t, u, n);
+    if (l8 < 0) {
+        CHECK(a == NULL && atab_last_error() == ATAB_EUTF16);
+        return;
+    }
+    expect_atom(m, kbuf, (size_t)l8, a, insert);
+}
+
+/* Runs one operation; returns 1 when it released a reference, 2 when
+** every atom should be checked. */
+static int step(atab_table *t, model *m, reader *r, unsigned op)
+{
+    model_ent *e;
+    size_t len;
+    unsigned b;
+    switch (op % N_OPS) {
+    case OP_INTERN:
+    case OP_LOOKUP:
+        len = decode_key(r, kbuf);
+        expect_atom(m, kbuf, len,
+                    op % N_OPS == OP_INTERN ? atab_intern(t, kbuf, len)
+                                            : atab_lookup(t, kbuf, len),
+                    op % N_OPS == OP_INTERN);
+        return 0;
+    case OP_INTERN_OLD:   /* hits, revivals, and re-interning swept strings */
+        if (!(e = pick_any(m, r)))
+            return 0;
+        memcpy(kbuf, e->s, e->len);
+        expect_atom(m, kbuf, e->len, atab_intern(t, kbuf, e->len), 1);
+        return 0;
+    case OP_INTERN_U16:
+    case OP_LOOKUP_U16:
+        len = decode_u16(r, ubuf);
+        op_intern_u16(t, m, ubuf, len, op % N_OPS == OP_INTERN_U16);
+        return 0;
+    case OP_INTERN_U16_OLD: {   /* a UTF-8 atom reached through UTF-16 */
+        long n16;
+        if (!(e = pick_any(m, r)) || (n16 = ref_u8_to_u16(e->s, e->len, ubuf)) < 0)
+            return 0;
+        op_intern_u16(t, m, ubuf, (size_t)n16, 1);
+        return 0;
+    }
+    case OP_REF:
+        if ((e = pick_held(m, r)) != NULL) {
+            CHECK(atab_ref(e->a) == e->a);
+            model_ref(m, e);
+        }
+        return 0;
+    case OP_RELEASE:
+        if ((e = pick_held(m, r)) != NULL) {
+            CHECK(atab_release(t, e->a) == ATAB_OK);
+            model_unref(m, e);
+            return 1;
+        }
+        return 0;
+    case OP_RELEASE_ALL:   /* drop every reference to one atom */
+        if ((e = pick_held(m, r)) != NULL) {
+            while (e->count > 1) {   /* a sweep may run at any of them */
+                CHECK(atab_release(t, e->a) == ATAB_OK);
+                model_unref(m, e);
+                check(t, m, 1, 0);
+            }
+            CHECK(atab_release(t, e->a) == ATAB_OK);
+            model_unref(m, e);
+            return 1;
+        }
+        return 0;
+    case OP_GC:
+        CHECK(atab_gc(t) == m->zero);
+        model_swept(m);
+        return 2;
+    case OP_REPORT:
+        op_report(t, m, rd(r, &b) ? b : 0);
+        return 0;
+    case OP_BULK: {
+        char key[32];
+        unsigned n = rd(r, &b) ? 4 * (b % 16) : 0;
+        for (unsigned i = 0; i < n; i++) {
+            int l = snprintf(key, sizeof key, "bulk-%u", m->bulk_next++);
+            expect_atom(m, key, (size_t)l, atab_intern(t, key, (size_t)l), 1);
+        }
+        m->touched = NULL;
+        return 2;   /* check every atom */
+    }
+    case OP_EXTERNAL:   /* HOOK: atab_external_acquire/release go here */
+    case OP_STATIC:     /* HOOK: lookups that hit static atoms go here */
+    default:
+        return 0;
+    }
+}
+
+/* Drops every reference the model holds, checking after each release (a
+** sweep may run at any one of them). */
+static void release_everything(atab_table *t, model *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        while (m->e[i].present && m->e[i].count > 0) {
+            CHECK(atab_release(t, m->e[i].a) == ATAB_OK);
+            model_unref(m, &m->e[i]);
+            check(t, m, 1, 0);
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size};
+    unsigned cfg = 0, x = 0, op;
+    fz_alloc al = {0};
+    model m = {0};
+    m.al = &al;
+    atab_allocator hooks = {fz_malloc, fz_free, fz_usable, &al};
+    atab_options o;
+    rd(&r, &cfg);
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.seed = cfg & 0x80 ? 0 : 0x9e3779b97f4a7c15u;
+    o.allocator = &hooks;
+    m.exact_sweeps = !(cfg & 1);
+    o.sweep_threshold = (cfg & 1) ? 1 + (cfg >> 1) % 8 : SIZE_MAX;
+    if (cfg & 2) {   /* injected failures: once, or from then on */
+        rd(&r, &x);
+        al.fail_at = 2 + (long)x;
+        al.fail_after = (cfg & 4) != 0;
+        m.may_fail = 1;
+    }
+    if (cfg & 8) {   /* a memory limit, a few kilobytes past the table */
+        rd(&r, &x);
+        o.memory_limit = ATAB__TABLE_ALLOC + 2048 + 256 * (size_t)x;
+        m.may_fail = 1;
+    }
+    if (cfg & 16)
+        o.initial_capacity = 100;
+    atab_table *t = atab_table_new(&o);
+    CHECK(t != NULL);   /* failures start at the 2nd allocation */
+    for (unsigned n = 1; rd(&r, &op); n++) {
+        int rc = step(t, &m, &r, op);
+        check(t, &m, rc == 1, rc == 2 || n % 32 == 0);
+    }
+    check(t, &m, 0, 1);
+    release_everything(t, &m);
+    atab_gc(t);
+    model_swept(&m);
+    check(t, &m, 0, 1);
+    CHECK(atab_count(t) == 0);
+    atab_table_free(t);
+    CHECK(al.live == 0 && al.bytes == 0);   /* nothing leaked */
+    model_free(&m);
+    return 0;
+}
+
+#ifdef FUZZ_STANDALONE
+/* ---- the replay driver: seed files, then generated inputs ---- */
+#include <dirent.h>
+#include <sys/stat.h>
+
+static long run_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    static uint8_t buf[1 << 16];
+    if (!f) {
+        fprintf(stderr, "fuzz_table: cannot open %s\n", path);
+        exit(1);
+    }
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    if (getenv("FUZZ_VERBOSE"))
+        fprintf(stderr, "fuzz_table: %s\n", path);
+    LLVMFuzzerTestOneInput(buf, n);
+    return 1;
+}
+
+static long run_path(const char *path)
+{
+    struct stat sb;
+    long n = 0;
+    if (stat(path, &sb) != 0) {
+        fprintf(stderr, "fuzz_table: no such file or directory: %s\n", path);
+        exit(1);
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return run_file(path);
+    DIR *d = opendir(path);
+    struct dirent *de;
+    char full[4096];
+    while (d && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(full, sizeof full, "%s/%s", path, de->d_name);
+        n += run_file(full);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    long files = 0, gen = 0;
+    const char *env = getenv("FUZZ_REPLAY_RANDOM");
+    long n_random = env ? atol(env) : 300;
+    uint64_t x = 0x243f6a8885a308d3u;
+    static uint8_t buf[2048];
+    for (int i = 1; i < argc; i++)
+        files += run_path(argv[i]);
+    for (gen = 0; gen < n_random; gen++) {   /* xorshift inputs, fixed seed */
+        size_t n = 1 + (size_t)(gen * 7 % (long)sizeof buf);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[i] = (uint8_t)(x >> 24);
+        }
+        LLVMFuzzerTestOneInput(buf, n);
+    }
+    printf("fuzz_table: %ld corpus files and %ld generated inputs checked "
+           "against the model\n", files, gen);
+    return 0;
+}
+#endif

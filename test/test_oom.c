@@ -1,0 +1,305 @@
+/*
+** test_oom.c - out of memory at every allocation. A full workload (intern
+** UTF-8 and UTF-16, short and long keys, lookups from a second thread,
+** ref, release with self-triggered sweeps, atab_gc, the reporter, stats,
+** table growth and compaction) runs with the allocator failing the 1st
+** allocation, then the 2nd, ... until a run completes with no failure
+** injected; once in "fail once" mode, once in "fail from then on" mode.
+** At every point a failing call says ATAB_ENOMEM (or succeeds, where the
+** failure was benign), every atom interned before is still found at the
+** same pointer, and nothing leaks: the hook's live count is 0 after
+** atab_table_free.
+**
+** Each run works in a new thread, so the per-thread records (thread.c) are
+** allocated in every run at the same point, and the second thread's too.
+** ATAB_OOM_KEYS (default 400) sets the workload's size (valgrind runs use
+** fewer). To add an operation (static lookups, external handles), add a
+** phase to workload() that calls note()/expect_ok() like the others.
+*/
+#include <pthread.h>
+
+#include "test_util.h"
+
+#define KEY_CAP 400
+
+typedef struct wl {
+    atab_table *t;
+    counting_alloc *c;
+    int nkeys;                 /* keys 0 .. nkeys-1 */
+    const atab_atom **a;       /* the atom of key i while refs[i] > 0 */
+    int *refs;                 /* references the workload holds */
+    int failures_seen;         /* calls that failed (ENOMEM) */
+    int verified_at_failure;   /* the table was checked after the 1st one */
+} wl;
+
+/* Key i: mostly short ASCII, some with non-ASCII, every 37th long (past
+** the 256-byte UTF-16 stack buffer, so the chunked path runs). */
+static size_t key_of(int i, char *buf)
+{
+    if (i % 37 == 0) {
+        memset(buf, 'L', 300);
+        return 300 + (size_t)snprintf(buf + 300, 32, "-%d", i);
+    }
+    return (size_t)snprintf(buf, KEY_CAP, i % 5 ? "oom-key-%d" : "oom-\xc3\xa9t\xc3\xa9-%d", i);
+}
+
+/* UTF-8 from key_of (ASCII and U+00E9 only) to UTF-16. */
+static size_t to_u16(const char *s, size_t n, uint16_t *u)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)s[i];
+        if (b == 0xc3)
+            u[k++] = (uint16_t)(0xc0 | ((unsigned char)s[++i] & 0x3f));
+        else
+            u[k++] = b;
+    }
+    return k;
+}
+
+static int injected(const wl *w)
+{
+    return w->c->fail_at && w->c->attempts >= w->c->fail_at;
+}
+
+/* Every key the workload holds is found at its atom. */
+static void verify(wl *w)
+{
+    char buf[KEY_CAP];
+    for (int i = 0; i < w->nkeys; i++) {
+        if (w->refs[i] <= 0)
+            continue;
+        size_t n = key_of(i, buf);
+        const atab_atom *a = atab_lookup(w->t, buf, n);
+        assert_ptr_equal(a, w->a[i]);   /* same pointer as before */
+        assert_int_equal(atab_release(w->t, a), ATAB_OK);
+    }
+}
+
+/* The result of interning key i: an atom with its bytes, or NULL with
+** ATAB_ENOMEM and only where a failure was injected. */
+static void note(wl *w, int i, const atab_atom *a)
+{
+    char buf[KEY_CAP];
+    size_t n = key_of(i, buf);
+    if (!a) {
+        assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+        assert_true(injected(w));
+        w->failures_seen++;
+        if (w->refs[i] > 0)   /* a key already held is a hit: never fails */
+            fail_msg("intern of a held key failed");
+    } else {
+        assert_int_equal(atab_len(a), n);
+        assert_memory_equal(atab_chars(a), buf, n);
+        if (w->refs[i] > 0)
+            assert_ptr_equal(a, w->a[i]);
+        w->a[i] = a;
+        w->refs[i]++;
+    }
+    if (injected(w) && !w->verified_at_failure) {
+        w->verified_at_failure = 1;
+        verify(w);
+    }
+}
+
+static void intern_utf8(wl *w, int i)
+{
+    char buf[KEY_CAP];
+    size_t n = key_of(i, buf);
+    note(w, i, atab_intern(w->t, buf, n));
+}
+
+static void intern_utf16(wl *w, int i)
+{
+    char buf[KEY_CAP];
+    uint16_t u[KEY_CAP];
+    size_t n = to_u16(buf, key_of(i, buf), u);
+    note(w, i, atab_intern_utf16(w->t, u, n));
+}
+
+static void release_all_refs(wl *w, int i)
+{
+    for (; w->refs[i] > 0; w->refs[i]--)
+        assert_int_equal(atab_release(w->t, w->a[i]), ATAB_OK);
+    w->a[i] = NULL;
+}
+
+/* The second thread: lookups (hits take a reference), new interns. */
+static void *other_thread(void *arg)
+{
+    wl *w = arg;
+    char buf[KEY_CAP];
+    for (int i = 0; i < w->nkeys; i += 5) {
+        size_t n = key_of(i, buf);
+        const atab_atom *a = atab_lookup(w->t, buf, n);
+        if (w->refs[i] > 0)
+            assert_ptr_equal(a, w->a[i]);
+        if (a)
+            atab_release(w->t, a);
+        else
+            assert_int_equal(atab_last_error(), ATAB_OK);   /* absent */
+    }
+    for (int i = 3 * w->nkeys / 4; i < w->nkeys; i++)
+        intern_utf8(w, i);
+    return NULL;
+}
+
+static int null_writer(void *ud, const char *buf, size_t len)
+{
+    (void)ud; (void)buf; (void)len;
+    return 0;
+}
+
+static int null_entry(void *ud, const char *path, int kind, int units,
+                      int64_t amount, const char *desc)
+{
+    (void)ud; (void)path; (void)kind; (void)units; (void)amount; (void)desc;
+    return 0;
+}
+
+/* The reporter and stats allocate nothing and cannot fail. */
+static void report_and_stats(wl *w)
+{
+    atab_stats st;
+    long before = w->c->attempts;
+    assert_int_equal(atab_report(w->t, null_entry, NULL), ATAB_OK);
+    assert_int_equal(atab_report_tree(w->t, null_writer, NULL), ATAB_OK);
+    assert_int_equal(atab_report_json(w->t, "oom", null_writer, NULL), ATAB_OK);
+    assert_int_equal(w->c->attempts, before);
+    assert_int_equal(atab_get_stats(w->t, &st), ATAB_OK);   /* may queue: benign */
+    assert_int_equal(st.bytes, w->c->bytes);
+}
+
+static void workload(wl *w)
+{
+    pthread_t th;
+    int n = w->nkeys, half = n / 2;
+    for (int i = 0; i < half; i++)             /* UTF-8 interns, growth */
+        intern_utf8(w, i);
+    for (int i = half; i < 3 * n / 4; i++)      /* UTF-16 interns */
+        intern_utf16(w, i);
+    for (int i = 0; i < half; i += 7)           /* UTF-16 hits on UTF-8 atoms */
+        intern_utf16(w, i);
+    assert_int_equal(pthread_create(&th, NULL, other_thread, w), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    for (int i = 0; i < n; i += 3)              /* extra references */
+        if (w->refs[i] > 0)
+            atab_ref(w->a[i]), w->refs[i]++;
+    report_and_stats(w);
+    for (int i = 1; i < n; i += 2)              /* to zero: sweeps run */
+        release_all_refs(w, i);
+    atab_gc(w->t);                              /* sweep and compact */
+    report_and_stats(w);
+    for (int i = 1; i < n; i += 4)              /* again after the sweep */
+        intern_utf8(w, i);
+    for (int i = 0; i < n; i += 2)              /* revive or hit */
+        intern_utf16(w, i);
+    /* HOOK: static lookups and external handles (issues 3, 4) go here. */
+    verify(w);
+}
+
+typedef struct run_result {
+    long attempts;             /* allocations the run asked for */
+    int failures_seen;
+} run_result;
+
+static void *run_thread(void *arg)
+{
+    wl *w = arg;
+    workload(w);
+    return NULL;
+}
+
+/* One run with the given failure point (0: none). */
+static run_result run_once(int nkeys, long fail_at, int fail_after)
+{
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o;
+    run_result res = {0, 0};
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.seed = 7;
+    o.allocator = &al;
+    o.sweep_threshold = 40;
+    c.fail_at = fail_at;
+    c.fail_after = fail_after;
+    atab_table *t = atab_table_new(&o);
+    if (!t) {   /* the table object is the first allocation */
+        assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+        assert_int_equal(fail_at, 1);
+        assert_int_equal(c.live, 0);
+        res.attempts = c.attempts;
+        res.failures_seen = 1;
+        return res;
+    }
+    wl w = {t, &c, nkeys, calloc((size_t)nkeys, sizeof(void *)),
+            calloc((size_t)nkeys, sizeof(int)), 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_thread, &w), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    for (int i = 0; i < nkeys; i++)
+        release_all_refs(&w, i);
+    atab_gc(t);
+    assert_int_equal(atab_count(t), 0);   /* everything released is swept */
+    res.attempts = c.attempts;
+    res.failures_seen = w.failures_seen;
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);          /* nothing leaked */
+    assert_int_equal(c.bytes, 0);
+    assert_false(c.size_mismatch);
+    free(w.a);
+    free(w.refs);
+    return res;
+}
+
+static int oom_keys(void)
+{
+    const char *e = getenv("ATAB_OOM_KEYS");
+    int n = e ? atoi(e) : 400;
+    return n < 8 ? 8 : n;
+}
+
+/* Fails allocation 1, 2, ... until a run sees no failure; returns the
+** number of failure points exercised. */
+static long every_point(int fail_after)
+{
+    int nkeys = oom_keys();
+    long fail_at, calls_failed = 0;
+    run_result clean = run_once(nkeys, 0, 0);
+    assert_int_equal(clean.failures_seen, 0);
+    for (fail_at = 1;; fail_at++) {
+        run_result r = run_once(nkeys, fail_at, fail_after);
+        if (r.attempts < fail_at)   /* no failure injected: done */
+            break;
+        calls_failed += r.failures_seen;
+    }
+    printf("[  OOM     ] %s: %ld failure points exercised (%ld allocations in a "
+           "clean run, %d keys); %ld calls reported ATAB_ENOMEM, the others "
+           "were benign\n", fail_after ? "fail from then on" : "fail once",
+           fail_at - 1, clean.attempts, nkeys, calls_failed);
+    assert_true(fail_at - 1 >= clean.attempts);   /* every allocation was a point */
+    assert_true(calls_failed > 0);
+    return fail_at - 1;
+}
+
+static void failing_each_allocation_once_is_enomem_or_benign(void **state)
+{
+    (void)state;
+    every_point(0);
+}
+
+static void failing_every_allocation_from_then_on_is_enomem_or_benign(void **state)
+{
+    (void)state;
+    every_point(1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(failing_each_allocation_once_is_enomem_or_benign),
+        cmocka_unit_test(failing_every_allocation_from_then_on_is_enomem_or_benign),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
