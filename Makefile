@@ -146,3 +146,55 @@ membytes: report-tool
 	@sh tools/deps.sh bench
 	@$(MAKE) --no-print-directory $(MEMBYTES)
 	$(MEMBYTES) $(CORPUS)
+
+# ---- static atoms (issue 3): generator, default set, host sets, benches ----
+# tools/atomtab-genstatic turns a list (src/default.atoms) into a .c/.h pair
+# in $(O)/gen: build outputs, never committed. BUILD_CC builds the generator
+# for the machine running the build.
+BUILD_CC   ?= $(CC)
+GENSTATIC  := $(O)/atomtab-genstatic
+GEN        := $(O)/gen
+DEF_ATOMS  := $(GEN)/atomtab_atoms
+DEF_ATOMS_O := $(O)/obj/atomtab_atoms.o
+GEN_WERROR := -std=c11 -Wall -Wextra -Wpedantic -Werror
+
+$(GENSTATIC): tools/atomtab-genstatic.c src/static_hash.h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(BUILD_CC) $(ALL_CFLAGS) -Isrc $< -o $@
+
+# One run writes both files; the .h rides on the .c.
+$(GEN)/%.c: $(GENSTATIC)
+	@mkdir -p $(GEN)
+	$(GENSTATIC) $(GENSTATIC_ARGS) $(GEN)/$*.c $(GEN)/$*.h
+$(GEN)/%.h: $(GEN)/%.c
+	@test -f $@
+$(DEF_ATOMS).c: src/default.atoms
+$(DEF_ATOMS).c: GENSTATIC_ARGS = --name atab_static_default --macro ATAB_ATOM --export src/default.atoms
+
+# The generated code compiles with -Wall -Wextra -Werror.
+$(DEF_ATOMS_O): $(DEF_ATOMS).c $(DEF_ATOMS).h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) $(GEN_WERROR) -c $< -o $@
+$(O)/obj/static.o: $(DEF_ATOMS).h src/static_hash.h
+$(STATIC) $(SHARED): $(DEF_ATOMS_O)
+
+# Host sets for test_static (one overlaps the default set, one the other),
+# also compiled alone with -Werror; test_static includes their .c files.
+$(GEN)/test_host_atoms.c: test/host.atoms
+$(GEN)/test_host_atoms.c: GENSTATIC_ARGS = --name test_host_set test/host.atoms
+$(GEN)/test_host2_atoms.c: test/host2.atoms
+$(GEN)/test_host2_atoms.c: GENSTATIC_ARGS = --name test_host2_set --macro HOST2 test/host2.atoms
+$(GEN)/%.werror.o: $(GEN)/%.c $(GEN)/%.h
+	$(CC) $(ALL_CFLAGS) $(GEN_WERROR) -c $< -o $@
+$(O)/test/test_static: $(GEN)/test_host_atoms.werror.o $(GEN)/test_host2_atoms.werror.o
+
+install: install-static
+uninstall: uninstall-static
+.PHONY: install-static uninstall-static genstatic
+genstatic: $(GENSTATIC)
+install-static: lib $(GENSTATIC)
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(DEF_ATOMS).h $(DESTDIR)$(INCDIR)/
+	install -m 755 $(GENSTATIC) $(DESTDIR)$(BINDIR)/
+uninstall-static:
+	rm -f $(DESTDIR)$(INCDIR)/atomtab_atoms.h $(DESTDIR)$(BINDIR)/atomtab-genstatic
