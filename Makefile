@@ -198,3 +198,24 @@ install-static: lib $(GENSTATIC)
 	install -m 755 $(GENSTATIC) $(DESTDIR)$(BINDIR)/
 uninstall-static:
 	rm -f $(DESTDIR)$(INCDIR)/atomtab_atoms.h $(DESTDIR)$(BINDIR)/atomtab-genstatic
+
+# bench-static: table creation cost with none / default / 10k sets, the
+# corpus's static-hit share, static vs dynamic hits (bench/static.sh).
+BENCH10K := $(GEN)/bench10k.atoms
+$(BENCH10K):
+	@mkdir -p $(dir $@)
+	awk 'BEGIN { for (i = 0; i < 10000; i++) printf "bench-static-%d s%d\n", i, i }' > $@
+$(GEN)/bench10k_atoms.c: $(BENCH10K)
+$(GEN)/bench10k_atoms.c: GENSTATIC_ARGS = --name bench10k $(BENCH10K)
+$(O)/bench/static_new: bench/static_new.c $(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(GEN)/bench10k_atoms.c -o $@ $(STATIC) $(LDLIBS)
+$(O)/bench/static_hits: bench/static_hits.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: bench-static
+bench-static: report-tool
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(O)/bench/static_new $(O)/bench/static_hits
+	sh bench/static.sh $(O) $(CORPUS)
