@@ -162,14 +162,14 @@ $(GENSTATIC): tools/atomtab-genstatic.c src/static_hash.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(BUILD_CC) $(ALL_CFLAGS) -Isrc $< -o $@
 
-# One run writes both files; the .h rides on the .c.
-$(GEN)/%.c: $(GENSTATIC)
+# One run writes both files (a pattern rule with two targets); each set
+# names its list and options for both.
+$(GEN)/%.c $(GEN)/%.h: $(GENSTATIC)
 	@mkdir -p $(GEN)
 	$(GENSTATIC) $(GENSTATIC_ARGS) $(GEN)/$*.c $(GEN)/$*.h
-$(GEN)/%.h: $(GEN)/%.c
-	@test -f $@
-$(DEF_ATOMS).c: src/default.atoms
-$(DEF_ATOMS).c: GENSTATIC_ARGS = --name atab_static_default --macro ATAB_ATOM --export src/default.atoms
+.PRECIOUS: $(GEN)/%.c $(GEN)/%.h
+$(DEF_ATOMS).c $(DEF_ATOMS).h: src/default.atoms
+$(DEF_ATOMS).c $(DEF_ATOMS).h: GENSTATIC_ARGS = --name atab_static_default --macro ATAB_ATOM --export src/default.atoms
 
 # The generated code compiles with -Wall -Wextra -Werror.
 $(DEF_ATOMS_O): $(DEF_ATOMS).c $(DEF_ATOMS).h include/atomtab.h
@@ -180,10 +180,10 @@ $(STATIC) $(SHARED): $(DEF_ATOMS_O)
 
 # Host sets for test_static (one overlaps the default set, one the other),
 # also compiled alone with -Werror; test_static includes their .c files.
-$(GEN)/test_host_atoms.c: test/host.atoms
-$(GEN)/test_host_atoms.c: GENSTATIC_ARGS = --name test_host_set test/host.atoms
-$(GEN)/test_host2_atoms.c: test/host2.atoms
-$(GEN)/test_host2_atoms.c: GENSTATIC_ARGS = --name test_host2_set --macro HOST2 test/host2.atoms
+$(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: test/host.atoms
+$(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: GENSTATIC_ARGS = --name test_host_set test/host.atoms
+$(GEN)/test_host2_atoms.c $(GEN)/test_host2_atoms.h: test/host2.atoms
+$(GEN)/test_host2_atoms.c $(GEN)/test_host2_atoms.h: GENSTATIC_ARGS = --name test_host2_set --macro HOST2 test/host2.atoms
 $(GEN)/%.werror.o: $(GEN)/%.c $(GEN)/%.h
 	$(CC) $(ALL_CFLAGS) $(GEN_WERROR) -c $< -o $@
 $(O)/test/test_static: $(GEN)/test_host_atoms.werror.o $(GEN)/test_host2_atoms.werror.o
@@ -205,8 +205,8 @@ BENCH10K := $(GEN)/bench10k.atoms
 $(BENCH10K):
 	@mkdir -p $(dir $@)
 	awk 'BEGIN { for (i = 0; i < 10000; i++) printf "bench-static-%d s%d\n", i, i }' > $@
-$(GEN)/bench10k_atoms.c: $(BENCH10K)
-$(GEN)/bench10k_atoms.c: GENSTATIC_ARGS = --name bench10k $(BENCH10K)
+$(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h: $(BENCH10K)
+$(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h: GENSTATIC_ARGS = --name bench10k $(BENCH10K)
 $(O)/bench/static_new: bench/static_new.c $(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(GEN)/bench10k_atoms.c -o $@ $(STATIC) $(LDLIBS)

@@ -388,7 +388,9 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  * atab_lookup of a string in the set return the set's atom (never a
  * dynamic copy), so `atab_intern_cstr(t, "x") == MYSET_ATOM(x)`; atab_ref,
  * atab_release and atab_gc do nothing to it. Registering sets costs a
- * table nothing per atom: the index is built by the generator.
+ * table nothing per atom: the index is built by the generator. A NULL set,
+ * or one written for another version of this layout (ATAB_STATIC_ABI),
+ * makes atab_table_new fail with ATAB_EINVAL.
  *
  * The library's own set (HTML, SVG and MathML element and attribute
  * names, CSS property names, common JS names) is registered on every table

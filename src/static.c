@@ -27,6 +27,11 @@
 #include "static_hash.h"
 #include "atomtab_atoms.h"   /* generated: the default set */
 
+/* Static atoms must be found through UTF-16 too: intern_u16 (table.c)
+** converts keys up to ATAB__U16_STACK UTF-8 bytes on the stack and only
+** those reach the static lookup, so no static atom may be longer. */
+_Static_assert(ATAB_STATIC_MAXLEN <= ATAB__U16_STACK, "static atoms too long for UTF-16");
+
 /* The sets of a table with the default set only: shared, not allocated. */
 static const atab_static_set *const default_only[1] = {&atab_static_default};
 

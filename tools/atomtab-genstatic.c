@@ -54,6 +54,8 @@
 
 #define GS_MAX_ID 63         /* significant characters C11 guarantees */
 #define GS_MAX_EXCLUDE 16
+#define GS_STR_(x) #x
+#define GS_STR(x) GS_STR_(x)
 
 typedef struct gs_atom {
     char *name;
@@ -166,7 +168,7 @@ static const char *check_name(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     if (len > ATAB_STATIC_MAXLEN)
-        return "name too long: %s bytes (at most " "256" ")";
+        return "name too long: %s bytes (at most " GS_STR(ATAB_STATIC_MAXLEN) ")";
     for (size_t i = 0; i < len;) {
         size_t k = utf8_seq(p + i, len - i);
         if (p[i] < 0x20 || p[i] == 0x7f)
