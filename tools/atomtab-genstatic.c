@@ -44,6 +44,9 @@
 ** goes into the set. Everything is decided here: a table registers a set
 ** by storing a pointer to it.
 */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L   /* getline, strdup */
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,8 +427,12 @@ static int build_with_seed(gs_index *ix, const gs_list *l)
     /* now keys of bucket b are order[start[b] .. start[b + 1]) */
     memset(ix->slots, 0, ix->n_slots * sizeof *ix->slots);
     memset(ix->disp, 0, nb * sizeof *ix->disp);
+    size_t most = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (start[b + 1] - start[b] > most)
+            most = start[b + 1] - start[b];
     rc = 0;
-    for (size_t size = n; size > 0 && rc == 0; size--) {   /* largest first */
+    for (size_t size = most; size > 0 && rc == 0; size--) {   /* largest first */
         for (size_t b = 0; b < nb && rc == 0; b++) {
             if (start[b + 1] - start[b] != size)
                 continue;
@@ -588,7 +595,10 @@ static int write_outputs(const gs_opts *o, const gs_list *l, const gs_index *ix,
     if (h)
         write_h(h, o, l);
     int bad = !c || !h || ferror(c) || ferror(h);
-    bad |= (c && fclose(c) != 0) | (h && fclose(h) != 0);
+    if (c && fclose(c) != 0)
+        bad = 1;
+    if (h && fclose(h) != 0)
+        bad = 1;
     if (bad) {
         fprintf(err, "atomtab-genstatic: cannot write %s / %s: %s\n", o->out_c, o->out_h,
                 strerror(errno));
@@ -684,7 +694,8 @@ static int genstatic_main(int argc, char **argv, FILE *err)
     if (bad == 0 && layout(&l, &total) != 0)
         fprintf(err, "%s: the atoms pass 2 GiB\n", o.list), bad = 1;
     if (bad == 0 && build_index(&ix, &l) != 0)
-        fprintf(err, "%s: out of memory building the index\n", o.list), bad = -1;
+        fprintf(err, "%s: cannot build the index (out of memory, or no seed "
+                     "gave a perfect hash)\n", o.list), bad = -1;
     if (bad == 0 && write_outputs(&o, &l, &ix, total, err) != 0)
         bad = -1;
     free_list(&l);
