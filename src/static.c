@@ -42,11 +42,15 @@ static int set_ok(const atab_static_set *s)
            s->maxlen <= ATAB_STATIC_MAXLEN && s->atoms && s->disp && s->slots;
 }
 
-/* Is s among list[0 .. n)? */
-static int has_set(const atab_static_set *const *list, size_t n, const atab_static_set *s)
+/* Is the options' i-th set registered already, earlier in the order (the
+** default set first, then the options' sets)? */
+static int seen_before(const atab_options *o, size_t i)
 {
-    for (size_t i = 0; i < n; i++)
-        if (list[i] == s)
+    const atab_static_set *s = o->static_sets[i];
+    if (s == &atab_static_default && !(o->flags & ATAB_NO_DEFAULT_STATICS))
+        return 1;
+    for (size_t k = 0; k < i; k++)
+        if (o->static_sets[k] == s)
             return 1;
     return 0;
 }
@@ -62,14 +66,10 @@ static size_t gather(const atab_options *o, const atab_static_set **out)
         n++;
     }
     for (size_t i = 0; i < o->n_static_sets; i++) {
-        const atab_static_set *s = o->static_sets[i];
-        int dup = out ? has_set(out, n, s)
-                      : (s == &atab_static_default && !(o->flags & ATAB_NO_DEFAULT_STATICS)) ||
-                            has_set(o->static_sets, i, s);
-        if (dup)
+        if (seen_before(o, i))
             continue;
         if (out)
-            out[n] = s;
+            out[n] = o->static_sets[i];
         n++;
     }
     return n;

@@ -393,6 +393,18 @@ static void reporter_counts_the_registered_sets(void **state)
         assert_int_equal(r.heap, (int64_t)c.bytes);   /* the sets' list included */
         atab_table_free(t);
     }
+    /* the default set named again among the options' sets counts once */
+    const atab_static_set *again[] = {&atab_static_default, &test_host2_set};
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = table_with(again, 2, 0, &al);
+    rep r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(atab_report(t, rep_cb, &r), ATAB_OK);
+    assert_int_equal(r.statics, (int64_t)atab_static_default.n + test_host2_set.n);
+    assert_int_equal(r.heap, (int64_t)c.bytes);
+    assert_ptr_equal(atab_intern_cstr(t, "only-in-two"), HOST2(only_in_two));
+    atab_table_free(t);
     /* the default set's bytes: its atoms and its index, nothing less */
     assert_true(atab_static_default.bytes >
                 atab_static_default.n * (sizeof(atab_atom) + 2 * sizeof(uint32_t)));
