@@ -344,6 +344,31 @@ static void failing_to_cache_a_static_atom_is_benign(void **state)
     assert_int_equal(c.live, 0);
 }
 
+/* Registering sets allocates nothing per atom: the default set alone adds
+** no allocation at all, host sets one block (the list of sets). */
+static void registering_sets_allocates_no_block_per_atom(void **state)
+{
+    (void)state;
+    const atab_static_set *sets[] = {&test_host_set, &test_host2_set};
+    struct { size_t n; unsigned flags; long extra; } cases[] = {
+        {0, ATAB_NO_DEFAULT_STATICS, 0}, {0, 0, 0}, {2, ATAB_NO_DEFAULT_STATICS, 1}, {2, 0, 1},
+    };
+    long base = -1;
+    size_t base_bytes = 0;
+    for (size_t i = 0; i < 4; i++) {
+        counting_alloc c = {0};
+        atab_allocator al = ca_allocator(&c);
+        atab_table *t = table_with(sets, cases[i].n, cases[i].flags, &al);
+        assert_non_null(t);
+        if (base < 0)
+            base = c.allocs, base_bytes = c.bytes;
+        assert_int_equal(c.allocs, base + cases[i].extra);
+        assert_int_equal(c.bytes, base_bytes + (cases[i].extra ? (cases[i].n + !cases[i].flags)
+                                                * sizeof(void *) : 0));
+        atab_table_free(t);
+    }
+}
+
 /* ---- the reporter ---- */
 
 typedef struct rep {
@@ -470,6 +495,7 @@ int main(void)
         cmocka_unit_test(bad_sets_are_refused),
         cmocka_unit_test(out_of_memory_while_registering_leaves_nothing),
         cmocka_unit_test(failing_to_cache_a_static_atom_is_benign),
+        cmocka_unit_test(registering_sets_allocates_no_block_per_atom),
         cmocka_unit_test(reporter_counts_the_registered_sets),
         cmocka_unit_test(concurrent_first_lookups_agree),
     };
