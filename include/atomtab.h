@@ -396,7 +396,11 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  * names, CSS property names, common JS names) is registered on every table
  * unless ATAB_NO_DEFAULT_STATICS is given; <atomtab_atoms.h> declares it
  * (atab_static_default) and ATAB_ATOM(id), e.g. ATAB_ATOM(div),
- * ATAB_ATOM(accept_charset) for "accept-charset".
+ * ATAB_ATOM(accept_charset) for "accept-charset". Linked against the
+ * shared library, a program that uses ATAB_ATOM() refers to the set's atoms
+ * as data, and the linker may copy them into the program (a copy
+ * relocation: about 57 KB copied at start-up into writable memory); the
+ * library then uses that copy too, so the pointers still agree.
  *
  * Overlaps: sets are searched in order, the default set first, then the
  * options' sets in the order given; a string in more than one set gives
