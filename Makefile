@@ -208,7 +208,7 @@ FUZZ_JOBS   ?= 1
 FUZZ_MAXLEN ?= 1024
 FUZZ_CC     ?= clang
 FUZZ_BIN    := $(O)/fuzz/fuzz_table
-FUZZ_SRCS   := $(LIB_SRCS) test/fuzz/fuzz_table.c
+FUZZ_SRCS   := $(LIB_SRCS) $(O)/gen/atomtab_atoms.c test/fuzz/fuzz_table.c
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -I$(O)/gen -Isrc -pthread \
                -DATAB_VERSION_STRING='"$(VERSION)"' -fno-sanitize-recover=undefined \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-coverage=trace-cmp
@@ -248,3 +248,77 @@ STRESS_THREADS ?= 16
 stress: tests
 	ATAB_STRESS_SECONDS=$(STRESS_SECONDS) ATAB_STRESS_THREADS=$(STRESS_THREADS) \
 	    $(O)/test/test_stress
+
+# ---- static atoms (issue 3): generator, default set, host sets, benches ----
+# tools/atomtab-genstatic turns a list (src/default.atoms) into a .c/.h pair
+# in $(O)/gen: build outputs, never committed. BUILD_CC builds the generator
+# for the machine running the build.
+BUILD_CC   ?= $(CC)
+GENSTATIC  := $(O)/atomtab-genstatic
+GEN        := $(O)/gen
+DEF_ATOMS  := $(GEN)/atomtab_atoms
+DEF_ATOMS_O := $(O)/obj/atomtab_atoms.o
+GEN_WERROR := -std=c11 -Wall -Wextra -Wpedantic -Werror
+
+$(GENSTATIC): tools/atomtab-genstatic.c src/static_hash.h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(BUILD_CC) $(ALL_CFLAGS) -Isrc $< -o $@
+
+# One run writes both files (a pattern rule with two targets); each set
+# names its list and options for both.
+$(GEN)/%.c $(GEN)/%.h: $(GENSTATIC)
+	@mkdir -p $(GEN)
+	$(GENSTATIC) $(GENSTATIC_ARGS) $(GEN)/$*.c $(GEN)/$*.h
+.PRECIOUS: $(GEN)/%.c $(GEN)/%.h
+$(DEF_ATOMS).c $(DEF_ATOMS).h: src/default.atoms
+$(DEF_ATOMS).c $(DEF_ATOMS).h: GENSTATIC_ARGS = --name atab_static_default --macro ATAB_ATOM --export src/default.atoms
+
+# The generated code compiles with -Wall -Wextra -Werror.
+$(DEF_ATOMS_O): $(DEF_ATOMS).c $(DEF_ATOMS).h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) $(GEN_WERROR) -c $< -o $@
+$(O)/obj/static.o: $(DEF_ATOMS).h src/static_hash.h
+$(STATIC) $(SHARED): $(DEF_ATOMS_O)
+
+# Host sets for test_static (one overlaps the default set, one the other),
+# also compiled alone with -Werror; test_static includes their .c files.
+$(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: test/host.atoms
+$(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: GENSTATIC_ARGS = --name test_host_set test/host.atoms
+$(GEN)/test_host2_atoms.c $(GEN)/test_host2_atoms.h: test/host2.atoms
+$(GEN)/test_host2_atoms.c $(GEN)/test_host2_atoms.h: GENSTATIC_ARGS = --name test_host2_set --macro HOST2 test/host2.atoms
+$(GEN)/%.werror.o: $(GEN)/%.c $(GEN)/%.h
+	$(CC) $(ALL_CFLAGS) $(GEN_WERROR) -c $< -o $@
+$(O)/test/test_static: $(GEN)/test_host_atoms.werror.o $(GEN)/test_host2_atoms.werror.o
+
+install: install-static
+uninstall: uninstall-static
+.PHONY: install-static uninstall-static genstatic
+genstatic: $(GENSTATIC)
+install-static: lib $(GENSTATIC)
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(DEF_ATOMS).h $(DESTDIR)$(INCDIR)/
+	install -m 755 $(GENSTATIC) $(DESTDIR)$(BINDIR)/
+uninstall-static:
+	rm -f $(DESTDIR)$(INCDIR)/atomtab_atoms.h $(DESTDIR)$(BINDIR)/atomtab-genstatic
+
+# bench-static: table creation cost with none / default / 10k sets, the
+# corpus's static-hit share, static vs dynamic hits (bench/static.sh).
+BENCH10K := $(GEN)/bench10k.atoms
+$(BENCH10K):
+	@mkdir -p $(dir $@)
+	awk 'BEGIN { for (i = 0; i < 10000; i++) printf "bench-static-%d s%d\n", i, i }' > $@
+$(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h: $(BENCH10K)
+$(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h: GENSTATIC_ARGS = --name bench10k $(BENCH10K)
+$(O)/bench/static_new: bench/static_new.c $(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(GEN)/bench10k_atoms.c -o $@ $(STATIC) $(LDLIBS)
+$(O)/bench/static_hits: bench/static_hits.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: bench-static
+bench: bench-static
+bench-static: report-tool
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(O)/bench/static_new $(O)/bench/static_hits
+	sh bench/static.sh $(O) $(CORPUS)

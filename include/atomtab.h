@@ -360,6 +360,84 @@ ATAB_API int atab_report_tree(atab_table *t, atab_write_fn w, void *ud);
 ATAB_API int atab_report_json(atab_table *t, const char *process,
                               atab_write_fn w, void *ud);
 
+/* ------------------------------------------------------------------ */
+/* Static atom sets                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A static set is a list of atoms compiled into the program as read-only
+ * data by the generator, atomtab-genstatic (tools/atomtab-genstatic.c,
+ * installed with the library):
+ *
+ *   atomtab-genstatic --name myset LIST myset.c myset.h
+ *
+ * LIST has one atom per line, optionally followed by a C identifier for
+ * names that are not identifiers ("data-id data_id"); see the generator's
+ * comment for the whole format. myset.c defines `const atab_static_set
+ * myset` (the atoms, each with the same 8-byte header as a dynamic atom
+ * and ATAB__STATIC set, plus a perfect-hash index over them); myset.h
+ * declares it and a macro MYSET_ATOM(id) giving each atom's address as a
+ * constant expression. Pass the set to atab_table_new:
+ *
+ *   const atab_static_set *sets[] = {&myset};
+ *   atab_options o = {0};
+ *   o.static_sets = sets;
+ *   o.n_static_sets = 1;
+ *
+ * On every table created with it, atab_intern, atab_intern_utf16 and
+ * atab_lookup of a string in the set return the set's atom (never a
+ * dynamic copy), so `atab_intern_cstr(t, "x") == MYSET_ATOM(x)`; atab_ref,
+ * atab_release and atab_gc do nothing to it. Registering sets costs a
+ * table nothing per atom: the index is built by the generator. A NULL set,
+ * or one written for another version of this layout (ATAB_STATIC_ABI),
+ * makes atab_table_new fail with ATAB_EINVAL.
+ *
+ * The library's own set (HTML, SVG and MathML element and attribute
+ * names, CSS property names, common JS names) is registered on every table
+ * unless ATAB_NO_DEFAULT_STATICS is given; <atomtab_atoms.h> declares it
+ * (atab_static_default) and ATAB_ATOM(id), e.g. ATAB_ATOM(div),
+ * ATAB_ATOM(accept_charset) for "accept-charset". Linked against the
+ * shared library, a program that uses ATAB_ATOM() refers to the set's atoms
+ * as data, and the linker may copy them into the program (a copy
+ * relocation: about 57 KB copied at start-up into writable memory); the
+ * library then uses that copy too, so the pointers still agree.
+ *
+ * Overlaps: sets are searched in order, the default set first, then the
+ * options' sets in the order given; a string in more than one set gives
+ * the first set's atom, and later sets' atoms for it are never returned
+ * (their macros then do not name the table's atom). The generator's
+ * --exclude option leaves out the strings of another list.
+ */
+
+/** Version of the layout below; the generator writes it, tables check it. */
+#define ATAB_STATIC_ABI 1u
+
+/** Longest atom a static set may hold, in bytes. */
+#define ATAB_STATIC_MAXLEN 256
+
+/**
+ * A static set, as the generator writes it (do not fill one by hand).
+ * `atoms` holds the atoms back to back, each 4-aligned: header, chars,
+ * NUL, padding. The index is hash-and-displace (CHD): with
+ * h = atab__static_hash(seed, chars), bucket b = h's low 32 bits reduced
+ * to n_buckets; disp[b] = d1 << 16 | d2 places the string at slot
+ * (f1 + d1 * f2 + d2) % n_slots (f1, f2 from h); slots[] holds the atom's
+ * byte offset in `atoms`, or UINT32_MAX for an empty slot.
+ */
+struct atab_static_set {
+    uint32_t abi;             /**< ATAB_STATIC_ABI */
+    uint32_t n;               /**< atoms */
+    uint32_t maxlen;          /**< longest atom, bytes */
+    uint32_t n_buckets;       /**< entries in disp */
+    uint32_t n_slots;         /**< entries in slots */
+    uint32_t bytes;           /**< read-only bytes: atoms + disp + slots */
+    uint64_t seed;            /**< the index's hash seed, fixed by the generator */
+    const void *atoms;        /**< the atoms */
+    const uint32_t *disp;     /**< per bucket: d1 << 16 | d2 */
+    const uint32_t *slots;    /**< per slot: byte offset of an atom */
+    const char *name;         /**< the set's name (--name) */
+};
+
 #ifdef __cplusplus
 }
 #endif

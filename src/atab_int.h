@@ -206,6 +206,9 @@ ATAB__HIDDEN const atab_atom *atab__static_find(const atab_table *t,
 ** -1 with the error set on bad sets or no memory. */
 ATAB__HIDDEN int atab__static_init(atab_table *t, const atab_options *o);
 ATAB__HIDDEN void atab__static_fini(atab_table *t);
+/* The table's heap block listing its sets (*bytes its size), or NULL when
+** it has none (no sets, or the default set alone, which is not copied). */
+ATAB__HIDDEN const void *atab__static_heap(const atab_table *t, size_t *bytes);
 
 /* ---- the table (table.c) ---- */
 

@@ -62,16 +62,24 @@ static void count_atom(void *ud, const atab_atom *a)
     c->atom_use += usable(c, a, req);
 }
 
-/* HOOK (static sets, issue 3): the static atoms' count and read-only bytes.
-** static.c is still a placeholder that registers no sets (t->sets is NULL,
-** t->n_sets 0), so both are 0 here. When the sets land, sum over
-** t->sets[0 .. t->n_sets) each set's atom count and the bytes of its
-** const data (headers + chars + NULs + its index); if static.c allocates
-** t->sets on the heap, add that block to c->table_req / c->table_use. */
+/* The static sets: their atoms and read-only bytes (atoms + index, as the
+** generator counted them), and the table's list of sets when it is on the
+** heap (counted with the table). A string in two sets counts twice. */
 static void count_statics(census *c)
 {
+    const atab_table *t = c->t;
+    size_t bytes;
+    const void *p = atab__static_heap(t, &bytes);
     c->statics = 0;
     c->static_bytes = 0;
+    for (size_t i = 0; i < t->n_sets; i++) {
+        c->statics += t->sets[i]->n;
+        c->static_bytes += t->sets[i]->bytes;
+    }
+    if (p) {
+        c->table_req += bytes;
+        c->table_use += usable(c, p, bytes);
+    }
 }
 
 static void take_census(atab_table *t, census *c)

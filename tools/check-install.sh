@@ -25,5 +25,31 @@ for how in meson make; do
     # the installed report tool finds the installed corpus on its own
     "$prefix/bin/atomtab-report" --json > "$prefix/report.json" 2>/dev/null ||
         { echo "check-install: atomtab-report from $how install failed" >&2; exit 1; }
+    # static atoms: the installed generator makes a host set that compiles
+    # with -Werror; ATAB_ATOM and the host set's macro name interned atoms
+    printf 'my-widget my_widget\ndiv\n' > "$prefix/my.atoms"
+    "$prefix/bin/atomtab-genstatic" --name myset --exclude /dev/null \
+        "$prefix/my.atoms" "$prefix/myset.c" "$prefix/myset.h"
+    cat > "$prefix/static.c" <<'EOF_C'
+#include <atomtab_atoms.h>
+#include "myset.h"
+int main(void)
+{
+    const atab_static_set *sets[] = {&myset};
+    atab_options o = {0};
+    o.static_sets = sets;
+    o.n_static_sets = 1;
+    atab_table *t = atab_table_new(&o);
+    int ok = t && atab_intern_cstr(t, "div") == ATAB_ATOM(div) &&
+             atab_intern_cstr(t, "my-widget") == MYSET_ATOM(my_widget);
+    atab_table_free(t);
+    return !ok;
+}
+EOF_C
+    # shellcheck disable=SC2046
+    cc -Wall -Wextra -Werror "$prefix/static.c" "$prefix/myset.c" -o "$prefix/static" \
+        $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
+    LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
+        "$prefix/static" || { echo "check-install: static atoms from $how install" >&2; exit 1; }
     echo "check-install: $how install works through pkg-config"
 done
