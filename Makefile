@@ -200,3 +200,24 @@ STRESS_THREADS ?= 16
 stress: tests
 	ATAB_STRESS_SECONDS=$(STRESS_SECONDS) ATAB_STRESS_THREADS=$(STRESS_THREADS) \
 	    $(O)/test/test_stress
+
+# bench/flood: brute-forced colliding keys for a known seed vs the default
+# random seed (ratios, same run), then instructions per op under callgrind
+# for the four cases over the saved keys.
+FLOOD      := $(O)/bench/flood
+FLOOD_ARGS ?= --attack 2000 --bits 12 --many 1000000 --manybits 4
+$(FLOOD): bench/flood.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
+
+bench-flood: lib
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(FLOOD)
+	$(FLOOD) $(FLOOD_ARGS) --save $(O)/bench/flood-keys.txt
+	@for c in attack-fixed random-fixed attack-default random-default; do \
+	    valgrind --tool=callgrind --toggle-collect='measure*' \
+	        --callgrind-out-file=$(O)/bench/callgrind.flood.$$c \
+	        $(FLOOD) --keys $(O)/bench/flood-keys.txt --case $$c 2>&1 | \
+	    awk -v c=$$c '/^flood: case/ { ops = $$6 } /Collected/ { ir = $$4 } \
+	        END { printf "callgrind %-15s %12d instructions, %8.1f per op\n", c, ir, ir / ops }'; \
+	done
