@@ -221,3 +221,21 @@ bench-flood: lib
 	    awk -v c=$$c '/^flood: case/ { ops = $$6 } /Collected/ { ir = $$4 } \
 	        END { printf "callgrind %-15s %12d instructions, %8.1f per op\n", c, ir, ir / ops }'; \
 	done
+
+# Every test (and the fuzz replay, the README example) under memcheck, in a
+# system-allocator build so memcheck sees every block. Smaller workloads
+# under valgrind: ATAB_OOM_KEYS, ATAB_STRESS_SECONDS, FUZZ_REPLAY_RANDOM.
+VG_O     ?= $(O)-valgrind
+VALGRIND ?= valgrind --error-exitcode=1 --leak-check=full --quiet
+VG_ENV   ?= ATAB_OOM_KEYS=60 ATAB_STRESS_SECONDS=1 FUZZ_REPLAY_RANDOM=40
+check-valgrind:
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory O=$(VG_O) ALLOCATOR=system tests
+	@fail=0; \
+	for t in $(TESTS:%=$(VG_O)/test/%) $(VG_O)/test/readme_example \
+	         "$(VG_O)/test/fuzz_replay test/fuzz/corpus"; do \
+	    name=$$(basename $${t%% *}); echo "== valgrind $$t"; \
+	    if ! $(VG_ENV) $(VALGRIND) $$t > $(VG_O)/$$name.valgrind.log 2>&1; then \
+	        fail=1; cat $(VG_O)/$$name.valgrind.log; fi; \
+	done; \
+	if [ $$fail = 0 ]; then echo "valgrind: every test clean"; fi; exit $$fail
