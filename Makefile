@@ -158,6 +158,7 @@ membytes: report-tool
 FUZZ_TIME   ?= 60
 FUZZ_JOBS   ?= 1
 FUZZ_MAXLEN ?= 1024
+FUZZ_ARGS   ?=
 FUZZ_CC     ?= clang
 FUZZ_BIN    := $(O)/fuzz/fuzz_table
 FUZZ_SRCS   := $(LIB_SRCS) test/fuzz/fuzz_table.c
@@ -181,7 +182,7 @@ fuzz: fuzz-bin
 	@mkdir -p $(O)/fuzz/corpus
 	cd $(O)/fuzz && ./fuzz_table -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
 	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
-	    -max_len=$(FUZZ_MAXLEN) corpus $(CURDIR)/test/fuzz/corpus
+	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus
 
 $(REPLAY_BIN): test/fuzz/fuzz_table.c $(STATIC)
 	@mkdir -p $(dir $@)
