@@ -206,6 +206,7 @@ bench-size: tests
 FUZZ_TIME   ?= 60
 FUZZ_JOBS   ?= 1
 FUZZ_MAXLEN ?= 1024
+FUZZ_ARGS   ?=
 FUZZ_CC     ?= clang
 FUZZ_BIN    := $(O)/fuzz/fuzz_table
 FUZZ_SRCS   := $(LIB_SRCS) $(O)/gen/atomtab_atoms.c test/fuzz/fuzz_table.c
@@ -229,7 +230,7 @@ fuzz: fuzz-bin
 	@mkdir -p $(O)/fuzz/corpus
 	cd $(O)/fuzz && ./fuzz_table -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
 	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
-	    -max_len=$(FUZZ_MAXLEN) corpus $(CURDIR)/test/fuzz/corpus
+	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus
 
 $(REPLAY_BIN): test/fuzz/fuzz_table.c $(STATIC)
 	@mkdir -p $(dir $@)
@@ -322,3 +323,42 @@ bench-static: report-tool
 	@sh tools/deps.sh valgrind
 	@$(MAKE) --no-print-directory $(O)/bench/static_new $(O)/bench/static_hits
 	sh bench/static.sh $(O) $(CORPUS)
+
+# bench/flood: brute-forced colliding keys for a known seed vs the default
+# random seed (ratios, same run), then instructions per op under callgrind
+# for the four cases over the saved keys.
+FLOOD      := $(O)/bench/flood
+FLOOD_ARGS ?= --attack 2000 --bits 12 --many 1000000 --manybits 4
+$(FLOOD): bench/flood.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
+
+bench-flood: lib
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(FLOOD)
+	$(FLOOD) $(FLOOD_ARGS) --save $(O)/bench/flood-keys.txt
+	@for c in attack-fixed random-fixed attack-default random-default; do \
+	    valgrind --tool=callgrind --toggle-collect='measure*' \
+	        --callgrind-out-file=$(O)/bench/callgrind.flood.$$c \
+	        $(FLOOD) --keys $(O)/bench/flood-keys.txt --case $$c 2>&1 | \
+	    awk -v c=$$c '/^flood: case/ { ops = $$6 } /Collected/ { ir = $$4 } \
+	        END { printf "callgrind %-15s %12d instructions, %8.1f per op\n", c, ir, ir / ops }'; \
+	done
+
+# Every test (and the fuzz replay, the README example) under memcheck, in a
+# system-allocator build so memcheck sees every block. Smaller workloads
+# under valgrind: ATAB_OOM_KEYS, ATAB_STRESS_SECONDS, FUZZ_REPLAY_RANDOM.
+VG_O     ?= $(O)-valgrind
+VALGRIND ?= valgrind --error-exitcode=1 --leak-check=full --quiet
+VG_ENV   ?= ATAB_OOM_KEYS=60 ATAB_STRESS_SECONDS=1 FUZZ_REPLAY_RANDOM=40
+check-valgrind:
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory O=$(VG_O) ALLOCATOR=system tests
+	@fail=0; \
+	for t in $(TESTS:%=$(VG_O)/test/%) $(VG_O)/test/readme_example \
+	         "$(VG_O)/test/fuzz_replay test/fuzz/corpus"; do \
+	    name=$$(basename $${t%% *}); echo "== valgrind $$t"; \
+	    if ! $(VG_ENV) $(VALGRIND) $$t > $(VG_O)/$$name.valgrind.log 2>&1; then \
+	        fail=1; cat $(VG_O)/$$name.valgrind.log; fi; \
+	done; \
+	if [ $$fail = 0 ]; then echo "valgrind: every test clean"; fi; exit $$fail

@@ -225,6 +225,11 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * releasing thread runs the sweep itself (see atab_gc for what it costs).
  * No-op for static atoms. @return ATAB_OK, ATAB_EINVAL (NULL), or ATAB_EREFS
  * when the count was already zero (a double release; nothing changes).
+ * Double releases and pointers that are not atoms of `t` are detected in
+ * debug builds (-DATAB_DEBUG: ATAB_EREFS, ATAB_EINVAL; the table is left as
+ * it was). Release builds cannot tell a double release from other threads'
+ * cached references: they return ATAB_OK and the next sweep keeps the atom
+ * forever instead of freeing it (counted in atab_stats.misuse).
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);
 

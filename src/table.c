@@ -525,6 +525,30 @@ static int release_locked(atab_table *t, const atab_atom *a)
     return rc;
 }
 
+#ifdef ATAB_DEBUG
+/* Debug builds: is `a` a dynamic atom of t? Looked up by its hash and its
+** address under the shard lock, before anything touches its count, so a
+** pointer that is not an atom (or another table's) is refused. `a` must
+** still point to readable memory with a header. */
+static int owns_atom(atab_table *t, const atab_atom *a)
+{
+    uint64_t h = atom_hash(t, a);
+    atab__shard *sh = shard_of(t, h);
+    int found = 0;
+    pthread_mutex_lock(&sh->lock);
+    uint64_t *slots = atab__arr_slots(sh->arr);
+    size_t mask = atab__arr_cap(sh->arr) - 1;
+    for (size_t i = (size_t)h & mask; sh->arr && slots[i] != 0; i = (i + 1) & mask) {
+        if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a) {
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sh->lock);
+    return found;
+}
+#endif
+
 int atab_release(atab_table *t, const atab_atom *a)
 {
     int rc = ATAB_OK;
@@ -534,6 +558,12 @@ int atab_release(atab_table *t, const atab_atom *a)
     }
     if (atab_is_static(a))
         return ATAB_OK;
+#ifdef ATAB_DEBUG
+    if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+#endif
     atab__rec *r = atab__enter(t);
     if (ATAB__LIKELY(r != NULL)) {
         atab__release_cached(t, r, a);

@@ -1,0 +1,367 @@
+/*
+** test_limits.c - limits and hostile input at every public entry: NULL
+** table or string, lengths past ATAB_MAX_LEN and SIZE_MAX, invalid UTF-16
+** (short and long keys), the memory limit, reference-count saturation,
+** and in debug builds double releases and pointers that are not atoms.
+** Each call returns its error and leaves the table as it was: same counts,
+** same bytes, no allocation, every atom found at the same pointer.
+*/
+#include "test_util.h"
+#include "atab_int.h"   /* ATAB__REF_SAT: the saturation point */
+
+/* What "unchanged" compares. */
+typedef struct snap {
+    atab_stats st;
+    long attempts;
+} snap;
+
+typedef struct fixture {
+    counting_alloc c;
+    atab_allocator al;
+    atab_table *t;
+    const atab_atom *held[3];
+} fixture;
+
+static const char *const held_keys[3] = {"alpha", "b\xc3\xa9ta", ""};
+
+static void setup(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->al = ca_allocator(&f->c);
+    f->t = plain_table(&f->al);
+    assert_non_null(f->t);
+    for (int i = 0; i < 3; i++)
+        assert_non_null(f->held[i] = atab_intern_cstr(f->t, held_keys[i]));
+}
+
+static snap take(fixture *f)
+{
+    snap s;
+    assert_int_equal(atab_get_stats(f->t, &s.st), ATAB_OK);
+    s.attempts = f->c.attempts;
+    return s;
+}
+
+/* The table is as it was at `s` and every held atom is where it was. */
+static void unchanged(fixture *f, snap s)
+{
+    atab_stats now;
+    assert_int_equal(f->c.attempts, s.attempts);   /* nothing allocated */
+    assert_int_equal(atab_get_stats(f->t, &now), ATAB_OK);
+    assert_int_equal(now.atoms, s.st.atoms);
+    assert_int_equal(now.unused, s.st.unused);
+    assert_int_equal(now.bytes, s.st.bytes);
+    assert_int_equal(now.misuse, s.st.misuse);
+    for (int i = 0; i < 3; i++) {
+        const atab_atom *a = atab_lookup(f->t, held_keys[i], strlen(held_keys[i]));
+        assert_ptr_equal(a, f->held[i]);
+        atab_release(f->t, a);
+    }
+}
+
+static void teardown(fixture *f)
+{
+    atab_table_free(f->t);
+    assert_int_equal(f->c.live, 0);
+}
+
+#define EXPECT_NULL(call, code)                          \
+    do {                                                 \
+        assert_null(call);                               \
+        assert_int_equal(atab_last_error(), (code));     \
+    } while (0)
+
+#define EXPECT_RC(call, code)                            \
+    do {                                                 \
+        assert_int_equal((call), (code));                \
+        assert_int_equal(atab_last_error(), (code));     \
+    } while (0)
+
+static int null_entry(void *ud, const char *path, int kind, int units,
+                      int64_t amount, const char *desc)
+{
+    (void)ud; (void)path; (void)kind; (void)units; (void)amount; (void)desc;
+    return 0;
+}
+
+static int null_writer(void *ud, const char *buf, size_t len)
+{
+    (void)ud; (void)buf; (void)len;
+    return 0;
+}
+
+static void null_table_or_string_at_every_entry(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    snap s = take(&f);
+    const uint16_t u[] = {'a'};
+    atab_stats st;
+    EXPECT_NULL(atab_intern(NULL, "a", 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_intern(f.t, NULL, 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_intern(f.t, NULL, SIZE_MAX), ATAB_EINVAL);
+    EXPECT_NULL(atab_intern_cstr(NULL, "a"), ATAB_EINVAL);
+    EXPECT_NULL(atab_intern_cstr(f.t, NULL), ATAB_EINVAL);
+    EXPECT_NULL(atab_intern_utf16(NULL, u, 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_intern_utf16(f.t, NULL, 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_lookup(NULL, "a", 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_lookup(f.t, NULL, 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_lookup_utf16(NULL, u, 1), ATAB_EINVAL);
+    EXPECT_NULL(atab_lookup_utf16(f.t, NULL, 1), ATAB_EINVAL);
+    EXPECT_RC(atab_release(NULL, f.held[0]), ATAB_EINVAL);
+    EXPECT_RC(atab_release(f.t, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_get_stats(NULL, &st), ATAB_EINVAL);
+    EXPECT_RC(atab_get_stats(f.t, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_report(NULL, null_entry, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_report(f.t, NULL, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_report_tree(NULL, null_writer, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_report_tree(f.t, NULL, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_report_json(NULL, "p", null_writer, NULL), ATAB_EINVAL);
+    EXPECT_RC(atab_report_json(f.t, "p", NULL, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_gc(NULL), 0);
+    assert_int_equal(atab_count(NULL), 0);
+    assert_int_equal(atab_report_has_usable_size(NULL), 0);
+    assert_null(atab_ref(NULL));
+    atab_table_free(NULL);
+    /* a NULL string of length 0 is the empty string: the held one */
+    const atab_atom *e = atab_intern(f.t, NULL, 0);
+    assert_ptr_equal(e, f.held[2]);
+    atab_release(f.t, e);
+    e = atab_intern_utf16(f.t, NULL, 0);
+    assert_ptr_equal(e, f.held[2]);
+    atab_release(f.t, e);
+    unchanged(&f, s);
+    teardown(&f);
+}
+
+static void lengths_past_the_maximum_and_size_max(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    snap s = take(&f);
+    const char *p = "x";
+    const uint16_t u[] = {'x'};
+    size_t lens[] = {ATAB_MAX_LEN + 1, SIZE_MAX / 2, SIZE_MAX - 1, SIZE_MAX};
+    for (int i = 0; i < 4; i++) {   /* refused before a byte is read */
+        EXPECT_NULL(atab_intern(f.t, p, lens[i]), ATAB_ETOOLONG);
+        EXPECT_NULL(atab_lookup(f.t, p, lens[i]), ATAB_ETOOLONG);
+        EXPECT_NULL(atab_intern_utf16(f.t, u, lens[i]), ATAB_ETOOLONG);
+        EXPECT_NULL(atab_lookup_utf16(f.t, u, lens[i]), ATAB_ETOOLONG);
+    }
+    unchanged(&f, s);
+    teardown(&f);
+}
+
+/* Unpaired surrogates, at the start, middle and end of short keys and of
+** keys past the 256-byte stack conversion (the chunked path). */
+static void invalid_utf16_short_and_long(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    static uint16_t buf[600];
+    const uint16_t bad[][2] = {{0xd800, 'a'}, {'a', 0xdc00}, {0xdbff, 0xdbff},
+                               {0xdfff, 0xd800}};
+    for (size_t len = 2; len <= 600; len = len < 16 ? len + 1 : len * 3) {
+        for (int b = 0; b < 4; b++) {
+            for (size_t pos = 0; pos + 2 <= len; pos += (len / 3 ? len / 3 : 1)) {
+                for (size_t i = 0; i < len; i++)
+                    buf[i] = (uint16_t)(i % 3 ? 'a' + i % 26 : 0xe9);
+                buf[pos] = bad[b][0];
+                buf[pos + 1] = bad[b][1];
+                if (bad[b][0] == 'a')   /* the lone low at the very end */
+                    buf[len - 1] = 0xdc00, buf[len - 2] = 'a';
+                snap s = take(&f);
+                EXPECT_NULL(atab_intern_utf16(f.t, buf, len), ATAB_EUTF16);
+                EXPECT_NULL(atab_lookup_utf16(f.t, buf, len), ATAB_EUTF16);
+                unchanged(&f, s);
+            }
+        }
+    }
+    /* a lone high as the very last unit of a long key */
+    for (size_t i = 0; i < 600; i++)
+        buf[i] = 'z';
+    buf[599] = 0xd83d;
+    EXPECT_NULL(atab_intern_utf16(f.t, buf, 600), ATAB_EUTF16);
+    /* and a valid pair there works */
+    buf[598] = 0xd83d, buf[599] = 0xde00;
+    const atab_atom *a = atab_intern_utf16(f.t, buf, 600);
+    assert_non_null(a);
+    assert_int_equal(atab_len(a), 598 + 4);
+    atab_release(f.t, a);
+    teardown(&f);
+}
+
+/* An absent key is not an error: a lookup clears a stale error. */
+static void a_lookup_miss_leaves_no_stale_error(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    const uint16_t lone[] = {0xd800};
+    EXPECT_NULL(atab_intern_utf16(f.t, lone, 1), ATAB_EUTF16);
+    EXPECT_NULL(atab_lookup(f.t, "absent", 6), ATAB_OK);
+    EXPECT_NULL(atab_intern(f.t, NULL, 3), ATAB_EINVAL);
+    const uint16_t absent[] = {'n', 'o'};
+    EXPECT_NULL(atab_lookup_utf16(f.t, absent, 2), ATAB_OK);
+    teardown(&f);
+}
+
+static void the_memory_limit_refuses_what_would_pass_it(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.allocator = &al;
+    o.memory_limit = 100;   /* below the table object itself */
+    EXPECT_NULL(atab_table_new(&o), ATAB_ELIMIT);
+    assert_int_equal(c.live, 0);
+
+    o.memory_limit = 48 * 1024;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    enum { MAX = 10000 };
+    static const atab_atom *kept[MAX];
+    char buf[64];
+    int n = 0;
+    for (; n < MAX; n++) {
+        snprintf(buf, sizeof buf, "limited-%d", n);
+        if (!(kept[n] = atab_intern_cstr(t, buf)))
+            break;
+    }
+    assert_true(n > 100 && n < MAX);
+    assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+    atab_stats before, after;
+    atab_get_stats(t, &before);
+    assert_true(before.bytes <= o.memory_limit);
+    assert_int_equal(before.bytes, c.bytes);
+    /* at the limit: new keys fail (UTF-8 and UTF-16), nothing changes ... */
+    const uint16_t nu[] = {'n', 'e', 'w', 0xe9};
+    for (int i = 0; i < 50; i++) {
+        snprintf(buf, sizeof buf, "another-%d", i);
+        EXPECT_NULL(atab_intern_cstr(t, buf), ATAB_ELIMIT);
+    }
+    EXPECT_NULL(atab_intern_utf16(t, nu, 4), ATAB_ELIMIT);
+    atab_get_stats(t, &after);
+    assert_int_equal(after.atoms, before.atoms);
+    assert_int_equal(after.bytes, before.bytes);
+    /* ... and existing atoms still work: hits, lookups, refs */
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "limited-%d", i);
+        assert_ptr_equal(atab_intern_cstr(t, buf), kept[i]);
+        assert_ptr_equal(atab_lookup(t, buf, strlen(buf)), kept[i]);
+        atab_release(t, kept[i]);
+        atab_release(t, kept[i]);
+    }
+    /* freeing room lets inserts succeed again */
+    for (int i = 0; i < n / 2; i++)
+        atab_release(t, kept[i]);
+    assert_true(atab_gc(t) > 0);
+    assert_non_null(atab_intern_cstr(t, "another-0"));
+    atab_get_stats(t, &after);
+    assert_true(after.bytes <= o.memory_limit);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+/* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
+** and a saturated atom is never freed. */
+static void reference_counts_saturate_and_never_wrap(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    const atab_atom *a = atab_intern_cstr(f.t, "hot");
+    /* white-box: the count just under the saturation point */
+    __atomic_store_n(&((atab_atom *)a)->atab__refcnt, (uint32_t)ATAB__REF_SAT - 3,
+                     __ATOMIC_RELAXED);
+    for (int i = 0; i < 10; i++)
+        assert_ptr_equal(atab_ref(a), a);
+    uint32_t c = __atomic_load_n(&a->atab__refcnt, __ATOMIC_RELAXED);
+    assert_true(c >= (uint32_t)ATAB__REF_SAT && c < 0x80000000u);   /* no wrap */
+    for (int i = 0; i < 100; i++)   /* hits count in the thread cache */
+        assert_ptr_equal(atab_lookup(f.t, "hot", 3), a);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(atab_release(f.t, a), ATAB_OK);
+    atab_stats st;
+    atab_get_stats(f.t, &st);   /* flushes the caches into the count */
+    assert_int_equal(__atomic_load_n(&a->atab__refcnt, __ATOMIC_RELAXED), c);
+    assert_int_equal(atab_gc(f.t), 0);
+    assert_ptr_equal(atab_lookup(f.t, "hot", 3), a);
+    assert_int_equal(st.misuse, 0);
+
+    /* the same through the caches alone: a cached delta past the top */
+    const atab_atom *b = atab_intern_cstr(f.t, "warm");
+    __atomic_store_n(&((atab_atom *)b)->atab__refcnt, (uint32_t)ATAB__REF_SAT - 2,
+                     __ATOMIC_RELAXED);
+    for (int i = 0; i < 50; i++)
+        atab_lookup(f.t, "warm", 4);
+    atab_get_stats(f.t, &st);
+    c = __atomic_load_n(&b->atab__refcnt, __ATOMIC_RELAXED);
+    assert_true(c >= (uint32_t)ATAB__REF_SAT && c < 0x80000000u);
+    for (int i = 0; i < 200; i++)
+        atab_release(f.t, b);
+    assert_int_equal(atab_gc(f.t), 0);
+    assert_ptr_equal(atab_lookup(f.t, "warm", 4), b);
+    teardown(&f);
+}
+
+/* Debug builds check every release: a second release of the last
+** reference is ATAB_EREFS and a pointer that is not an atom of the table
+** is ATAB_EINVAL, both before the count is touched. */
+static void debug_builds_refuse_double_release_and_non_atoms(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    fixture f;
+    setup(&f);
+    const atab_atom *a = atab_intern_cstr(f.t, "twice");
+    assert_int_equal(atab_release(f.t, a), ATAB_OK);
+    snap s = take(&f);
+    EXPECT_RC(atab_release(f.t, a), ATAB_EREFS);
+    EXPECT_RC(atab_release(f.t, a), ATAB_EREFS);
+    assert_int_equal(a->atab__refcnt, 0);   /* not driven below zero */
+    unchanged(&f, s);
+
+    /* look-alikes: a copy of a real atom at another address, and a header
+    ** with bytes the table does not hold */
+    struct { atab_atom h; char c[8]; } fake;
+    memcpy(&fake, f.held[0], sizeof(atab_atom) + 6);
+    EXPECT_RC(atab_release(f.t, &fake.h), ATAB_EINVAL);
+    memcpy(fake.c, "ghost", 6);
+    fake.h.atab__len_flags = 5u << ATAB__LEN_SHIFT;
+    fake.h.atab__refcnt = 1;
+    EXPECT_RC(atab_release(f.t, &fake.h), ATAB_EINVAL);
+    assert_int_equal(fake.h.atab__refcnt, 1);   /* untouched */
+
+    /* an atom of another table */
+    atab_table *other = plain_table(NULL);
+    const atab_atom *o = atab_intern_cstr(other, "alpha");
+    EXPECT_RC(atab_release(f.t, o), ATAB_EINVAL);
+    assert_int_equal(atab_release(other, o), ATAB_OK);
+    atab_table_free(other);
+    unchanged(&f, s);
+    teardown(&f);
+#else
+    skip();   /* release builds: see test_refcount (misuse is pinned) */
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(null_table_or_string_at_every_entry),
+        cmocka_unit_test(lengths_past_the_maximum_and_size_max),
+        cmocka_unit_test(invalid_utf16_short_and_long),
+        cmocka_unit_test(a_lookup_miss_leaves_no_stale_error),
+        cmocka_unit_test(the_memory_limit_refuses_what_would_pass_it),
+        cmocka_unit_test(reference_counts_saturate_and_never_wrap),
+        cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
