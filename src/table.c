@@ -308,7 +308,7 @@ intern_bytes(atab_table *t, const char *s, size_t len,
     k.u16 = NULL;
     k.n16 = 0;
     k.len = len;
-    k.hash = atab__hash_bytes(t->seed, k.s, len);
+    k.hash = atab__hash_inline(t->seed, k.s, len);   /* == atab__hash_bytes */
     return find_or_insert(t, &k, k.s, insert);
 }
 
