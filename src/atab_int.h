@@ -364,7 +364,9 @@ static inline uint64_t *atab__rec_seq(atab__rec *r)
     return &r->seq;
 }
 
-static inline atab__rec *atab__enter(atab_table *t)
+/* atab__enter's common case, with no call: NULL when the thread must take
+** the slow half (atab__enter_slow) instead. */
+static inline atab__rec *atab__enter_fast(atab_table *t)
 {
 #ifndef ATAB_DEBUG
     if (ATAB__LIKELY(atab__tls_last.id == t->id)) {
@@ -379,8 +381,16 @@ static inline atab__rec *atab__enter(atab_table *t)
             return r;
         __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);   /* step out */
     }
+#else
+    (void)t;
 #endif
-    return atab__enter_slow(t);
+    return NULL;
+}
+
+static inline atab__rec *atab__enter(atab_table *t)
+{
+    atab__rec *r = atab__enter_fast(t);
+    return ATAB__LIKELY(r != NULL) ? r : atab__enter_slow(t);
 }
 
 static inline void atab__leave(atab__rec *r)
