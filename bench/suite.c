@@ -581,10 +581,14 @@ static void json_file(FILE *out, const char *path, size_t ntok, size_t distinct,
             continue;
         fprintf(out, "%s\n    \"%s\": {", fb ? "" : ",", backends[b].name);
         fb = 0;
-        for (size_t r = 0; r < NRESULTS; r++)
-            fprintf(out, "%s\"%s\": {\"median\": %.3f, \"min\": %.3f}", r ? ", " : "",
+        for (size_t r = 0; r < NRESULTS; r++) {
+            fprintf(out, "%s\"%s\": {\"median\": %.3f, \"min\": %.3f", r ? ", " : "",
                     r == 3 ? "bytes_per_atom" : result_name(r, buf, sizeof buf),
                     s->med[b][r], s->min[b][r]);
+            if (b > 0 && use[0] && s->med[0][r] > 0)   /* peer / atomtab */
+                fprintf(out, ", \"ratio_to_atomtab\": %.3f", s->med[b][r] / s->med[0][r]);
+            fprintf(out, "}");
+        }
         fprintf(out, "}");
     }
     fprintf(out, "}}");

@@ -14,6 +14,9 @@
 **          a counter) and releases it, so unused atoms pile up and the
 **          releasing thread sweeps every sweep_threshold (10,000) of them
 ** Each figure is the median of --reps runs of --ms milliseconds each.
+** cpu-ns/op is the threads' CPU time per op: flat as threads are added
+** unless they contend, so it says something even on a busy or small
+** machine, where Mops/s cannot scale.
 **
 ** usage: atomthreads [--threads 1,2,4,8,16] [--ms 300] [--reps 3] [--json] FILE
 */
@@ -85,6 +88,7 @@ typedef struct worker {
     shared *sh;
     int id;
     uint64_t ops;
+    double cpu_s;   /* this thread's CPU time while it ran */
     int failed;
 } __attribute__((aligned(64))) worker;
 
@@ -105,8 +109,10 @@ static void *work(void *arg)
     size_t i = k->n / (size_t)sh->nthreads * (size_t)w->id, fresh = 0;
     uint64_t ops = 0;
     char buf[64];
+    struct timespec c0, c1;
     while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
         ;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
         for (int j = 0; j < 256; j++, ops++) {
             int rc;
@@ -125,6 +131,8 @@ static void *work(void *arg)
                 w->failed = 1;
         }
     }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    w->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
     w->ops = ops;
     return NULL;
 }
@@ -136,8 +144,11 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* One timed run; returns Mops/s. */
-static double run(shared *sh, int nthreads, int ms)
+/* One timed run; returns Mops/s (wall clock), and in *cpu_ns the CPU
+** time per op summed over the threads: it stays flat as threads are added
+** unless they contend (shared lines, locks), even when the threads
+** outnumber the CPUs or the machine is busy. */
+static double run(shared *sh, int nthreads, int ms, double *cpu_ns)
 {
     worker *w = calloc((size_t)nthreads, sizeof *w);
     sh->nthreads = nthreads;
@@ -157,11 +168,14 @@ static double run(shared *sh, int nthreads, int ms)
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
     uint64_t ops = 0;
     int failed = 0;
+    double cpu = 0;
     for (int i = 0; i < nthreads; i++) {
         pthread_join(w[i].th, NULL);
         ops += w[i].ops;
+        cpu += w[i].cpu_s;
         failed |= w[i].failed;
     }
+    *cpu_ns = ops ? cpu * 1e9 / (double)ops : 0;
     double secs = now_s() - t0;
     free(w);
     if (failed) {
@@ -244,31 +258,36 @@ int main(int argc, char **argv)
                " op = atab_intern + atab_release\n%-6s %8s", ncpu, cpu, argv[i], k.n,
                atab_count(sh.t), reps, ms, "mode", "threads");
     if (!json)
-        printf(" %10s %8s\n", "Mops/s", "scaling");
-    double *v = malloc((size_t)reps * sizeof *v);
+        printf(" %10s %8s %10s\n", "Mops/s", "scaling", "cpu-ns/op");
+    double *v = malloc((size_t)reps * sizeof *v), *cv = malloc((size_t)reps * sizeof *cv);
     for (int m = 0; m < NMODES; m++) {
         double base = 0;
         sh.mode = m;
         for (int j = 0; j < nt; j++) {
             for (int r = 0; r < reps; r++)
-                v[r] = run(&sh, threads[j], ms);
+                v[r] = run(&sh, threads[j], ms, &cv[r]);
             qsort(v, (size_t)reps, sizeof *v, cmp_dbl);
+            qsort(cv, (size_t)reps, sizeof *cv, cmp_dbl);
             double med = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+            double cmed = reps % 2 ? cv[reps / 2] : (cv[reps / 2 - 1] + cv[reps / 2]) / 2;
             if (j == 0)
                 base = med / threads[0];   /* per thread, in case the list skips 1 */
             if (json)
                 printf("%s\n  {\"mode\": \"%s\", \"threads\": %d, \"mops\": %.3f, "
-                       "\"min\": %.3f, \"max\": %.3f, \"scaling\": %.3f}",
+                       "\"min\": %.3f, \"max\": %.3f, \"scaling\": %.3f, "
+                       "\"cpu_ns_per_op\": %.2f}",
                        m || j ? "," : "", mode_name[m], threads[j], med, v[0],
-                       v[reps - 1], med / base);
+                       v[reps - 1], med / base, cmed);
             else
-                printf("%-6s %8d %10.2f %7.2fx%s\n", mode_name[m], threads[j], med,
-                       med / base, threads[j] > ncpu ? "  (more threads than CPUs)" : "");
+                printf("%-6s %8d %10.2f %7.2fx %10.1f%s\n", mode_name[m], threads[j], med,
+                       med / base, cmed,
+                       threads[j] > ncpu ? "  (more threads than CPUs)" : "");
         }
     }
     if (json)
         printf("\n]}\n");
     free(v);
+    free(cv);
     atab_table_free(sh.t);
     return 0;
 }

@@ -46,6 +46,61 @@ typedef struct atab__key {
                                converted on the stack */
 
 ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len);
+
+/* Keys of at most ATAB__SHORT_KEY bytes (most atoms) hash inline on the
+** hit path: the key's first and last words (overlapping; every byte is in
+** one of them), each keyed, multiplied as 128 bits and the halves folded,
+** twice (the multiply-fold mix of wyhash and rapidhash). atab__hash_bytes
+** gives the same value: it calls this for short keys, XXH3 for longer
+** ones. Long UTF-16 keys (atab__hash_key_u16) are always longer.
+** Before (XXH3 through a call): 184.3 Ir per corpus hit (callgrind). */
+#define ATAB__SHORT_KEY 16
+#if defined(__SIZEOF_INT128__)
+static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
+{
+    __extension__ typedef unsigned __int128 u128;
+    u128 m = (u128)a * b;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+#else
+static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
+{
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll;
+    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return lo ^ hi;
+}
+#endif
+
+static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    uint64_t a = 0, b = 0;
+    if (len >= 8) {
+        memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4), memcpy(&y, p + len - 4, 4);
+        a = x, b = y;
+    } else if (len > 0) {
+        a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
+    }
+    /* the seed keys both factors, so no key can zero one of them on its
+    ** own (that would make every key with that word collide) */
+    uint64_t s2 = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
+    uint64_t h = atab__fold_mul(a ^ seed ^ UINT64_C(0x2d358dccaa6c78a5), b ^ s2);
+    return atab__fold_mul(h ^ len ^ UINT64_C(0x4b33a62ed433d4a3),
+                          (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1);
+}
+
+static inline uint64_t atab__hash_inline(uint64_t seed, const char *s, size_t len)
+{
+    if (ATAB__LIKELY(len <= ATAB__SHORT_KEY))
+        return atab__hash_short(seed, s, len);
+    return atab__hash_bytes(seed, s, len);
+}
 ATAB__HIDDEN uint64_t atab__hash_key_u16(uint64_t seed, const atab__key *k);
 /* Validates UTF-16; sets *len8 to the UTF-8 length. ATAB_EUTF16 on an
 ** unpaired surrogate, ATAB_ETOOLONG past ATAB_MAX_LEN. */
@@ -322,7 +377,9 @@ static inline uint64_t *atab__rec_seq(atab__rec *r)
     return &r->seq;
 }
 
-static inline atab__rec *atab__enter(atab_table *t)
+/* atab__enter's common case, with no call: NULL when the thread must take
+** the slow half (atab__enter_slow) instead. */
+static inline atab__rec *atab__enter_fast(atab_table *t)
 {
 #ifndef ATAB_DEBUG
     if (ATAB__LIKELY(atab__tls_last.id == t->id)) {
@@ -337,8 +394,16 @@ static inline atab__rec *atab__enter(atab_table *t)
             return r;
         __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);   /* step out */
     }
+#else
+    (void)t;
 #endif
-    return atab__enter_slow(t);
+    return NULL;
+}
+
+static inline atab__rec *atab__enter(atab_table *t)
+{
+    atab__rec *r = atab__enter_fast(t);
+    return ATAB__LIKELY(r != NULL) ? r : atab__enter_slow(t);
 }
 
 static inline void atab__leave(atab__rec *r)

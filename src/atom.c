@@ -9,6 +9,8 @@
 
 uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len)
 {
+    if (len <= ATAB__SHORT_KEY)
+        return atab__hash_short(seed, s, len);   /* see atab_int.h */
     return XXH3_64bits_withSeed(s, len, seed);
 }
 

@@ -317,18 +317,125 @@ intern_bytes(atab_table *t, const char *s, size_t len,
     k.u16 = NULL;
     k.n16 = 0;
     k.len = len;
-    k.hash = atab__hash_bytes(t->seed, k.s, len);
+    k.hash = atab__hash_inline(t->seed, k.s, len);   /* == atab__hash_bytes */
     return find_or_insert(t, &k, k.s, insert);
+}
+
+/* ---- the short-key hit path ----
+** Keys of 1 to ATAB__SHORT_KEY bytes (most atoms) hit through a path with
+** no call but tail calls, so it saves no registers and builds no key on the
+** stack. A thread's first visit, a sweep in progress, a new cache entry and
+** a miss leave it for the general path above. Before: 172.0 Ir per corpus
+** hit, 16 of them saving and restoring six registers (callgrind). */
+
+/* The general path for a hashed key (enter_slow, a new cache entry). */
+static __attribute__((noinline)) const atab_atom *
+short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
+{
+    atab__key k = {s, NULL, 0, len, h};
+    return find_or_insert(t, &k, s, insert);
+}
+
+/* After a lock-free miss: as find_or_insert does from there. */
+static __attribute__((noinline)) const atab_atom *
+short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
+{
+    atab__key k = {s, NULL, 0, len, h};
+    if (!insert && !(len <= t->static_maxlen && atab__static_find(t, s, len) != NULL))
+        return NULL;
+    return locked_path(t, &k, s, insert);
+}
+
+static __attribute__((noinline)) const atab_atom *
+short_ref(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    atab__rec_ref(t, r, a);
+    atab__leave(r);
+    return a;
+}
+
+/* probe_hit for a short UTF-8 key: no UTF-16 case, no memcmp. */
+static inline __attribute__((always_inline)) const atab_atom *
+probe_short(uint64_t arr, const char *s, size_t len, uint64_t h)
+{
+    uint64_t *slots = atab__arr_slots(arr);
+    size_t mask = atab__arr_cap(arr) - 1, i = (size_t)h & mask;
+    uint64_t tag = hash_tag(h);
+    if (len > ATAB__SHORT_KEY)
+        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
+    if (ATAB__UNLIKELY(!arr))
+        return NULL;
+    for (;;) {
+        uint64_t v = load_slot(&slots[i]);
+        const atab_atom *a = atab__slot_atom(v);
+        if ((v & 1) ? (v >> 48) == tag : v != 0 && v != ATAB__TOMB) {
+            if (atab_len(a) == len && atab__eq_bytes(atab_chars(a), s, len))
+                return a;
+        } else if (v == 0) {
+            return NULL;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/* find_or_insert for a short key, s != NULL. */
+static inline __attribute__((always_inline)) const atab_atom *
+intern_short(atab_table *t, const char *s, size_t len, int insert)
+{
+    uint64_t h = atab__hash_short(t->seed, s, len);
+    atab__rec *r = atab__enter_fast(t);
+    if (ATAB__UNLIKELY(r == NULL))
+        return short_general(t, s, len, h, insert);
+    uint64_t arr = __atomic_load_n(&shard_of(t, h)->arr, __ATOMIC_ACQUIRE);
+    const atab_atom *a = probe_short(arr, s, len, h);
+    if (ATAB__UNLIKELY(a == NULL)) {
+        atab__leave(r);
+        if (!insert && len > t->static_maxlen)
+            return NULL;   /* a lookup no static atom can answer */
+        return short_missed(t, s, len, h, insert);
+    }
+    if (!atab_is_static(a)) {
+        atab__ent *e = atab__rec_find(r, a);
+        if (ATAB__UNLIKELY(!e || e->d >= ATAB__DELTA_MAX - 1))
+            return short_ref(t, r, a);
+        e->d++;
+    }
+    atab__leave(r);
+    return a;
+}
+
+/* The two paths, out of line: the entry points below only choose, so a
+** long key does not pay for the short path's register saves. */
+static __attribute__((noinline)) const atab_atom *
+intern_other(atab_table *t, const char *s, size_t len, int insert)
+{
+    return intern_bytes(t, s, len, insert);
+}
+
+static __attribute__((noinline)) const atab_atom *
+intern_short_1(atab_table *t, const char *s, size_t len)
+{
+    return intern_short(t, s, len, 1);
+}
+
+static __attribute__((noinline)) const atab_atom *
+lookup_short(atab_table *t, const char *s, size_t len)
+{
+    return intern_short(t, s, len, 0);
 }
 
 const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
-    return intern_bytes(t, s, len, 1);
+    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
+        return intern_short_1(t, s, len);
+    return intern_other(t, s, len, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
-    return intern_bytes(t, s, len, 0);
+    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))
+        return lookup_short(t, s, len);
+    return intern_other(t, s, len, 0);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
