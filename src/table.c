@@ -685,5 +685,7 @@ void atab_table_free(atab_table *t)
 {
     if (!t)
         return;
+    if (atab__external_close(t))   /* handles out: the last release frees */
+        return;
     atab__table_destroy(t);
 }

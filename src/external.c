@@ -1,0 +1,318 @@
+/*
+** external.c - external handles (host strings that point at an atom's
+** characters and hold a reference on it), the deferred free of a table
+** that still has handles out, and the host cache of one string per atom.
+**
+** A handle is the pair (table, atom) the host already carries in its
+** finalizer's data and hint: no allocation, no bytes. bench/idread measures
+** the alternative, a 16-byte handle object per host string: it adds a
+** malloc/free pair to every external string made (see bench/README or the
+** commit message for the figures).
+**
+** The table counts handles in t->handles. atab_table_free with handles out
+** sets t->closing = 1 and returns; the release that brings the count to 0
+** frees the table. Both sides use sequentially consistent operations
+** (closing stored then handles loaded; handles decremented then closing
+** loaded), so at least one of them sees the other, and a compare-and-swap
+** of closing from 1 to 2 lets exactly one of them free.
+*/
+#include "atab_int.h"
+
+/* ---- handles ---- */
+
+#define OPEN 0
+#define CLOSING 1
+#define CLAIMED 2
+
+/* Takes one reference through this thread's cache (no shared write on a
+** cache hit), or on the atom's own count for a thread without a record. */
+static void take_ref(atab_table *t, const atab_atom *a)
+{
+    atab__rec *r = atab__enter(t);
+    if (ATAB__LIKELY(r != NULL)) {
+        atab__ref_cached(t, r, a);
+        atab__leave(r);
+    } else {
+        atab__count_add(a, 1);
+    }
+}
+
+/* The one caller that moves closing from CLOSING to CLAIMED frees. */
+static int claim(atab_table *t)
+{
+    int expected = CLOSING;
+    return __atomic_compare_exchange_n(&t->closing, &expected, CLAIMED, 0,
+                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
+{
+    if (!t || !a || __atomic_load_n(&t->closing, __ATOMIC_ACQUIRE) != OPEN)
+        return atab__fail(ATAB_EINVAL);
+    if (atab_is_static(a))
+        return a;   /* read-only data: no reference, no count */
+    take_ref(t, a);
+    __atomic_add_fetch(&t->handles, 1, __ATOMIC_RELAXED);
+    return a;
+}
+
+int atab_external_release(atab_table *t, const atab_atom *a)
+{
+    if (!t || !a) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    if (atab_is_static(a))
+        return ATAB_OK;   /* never touches the table: it may be gone */
+    int rc = atab_release(t, a);
+    if (rc != ATAB_OK)
+        return rc;
+    /* Last touch of the table unless this release frees it. */
+    if (__atomic_sub_fetch(&t->handles, 1, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&t->closing, __ATOMIC_SEQ_CST) == CLOSING && claim(t))
+        atab__table_destroy(t);
+    return ATAB_OK;
+}
+
+void atab_external_finalize_napi(void *env, void *data, void *hint)
+{
+    (void)env;
+    atab_external_release(hint, data);
+}
+
+void atab_external_finalize(void *data, void *hint)
+{
+    atab_external_release(hint, data);
+}
+
+size_t atab_external_handles(const atab_table *t)
+{
+    return t ? __atomic_load_n(&t->handles, __ATOMIC_RELAXED) : 0;
+}
+
+/* ---- the host cache ---- */
+
+/* An entry: the atom's address, with bit 0 set when the cached string holds
+** a handle on it (atoms are 8-aligned), and the host's string. */
+typedef struct cent {
+    uintptr_t key;
+    void *s;
+} cent;
+
+#define EMPTY ((uintptr_t)0)
+#define TOMB ((uintptr_t)2)    /* no atom lives at address 2 */
+#define REFS_BIT ((uintptr_t)1)
+#define MIN_CAP 16
+#define TRIM_MIN 1024
+
+typedef struct hcache {
+    atab_host_ops ops;
+    cent *e;            /* NULL until the first miss */
+    size_t cap;         /* power of two, or 0 */
+    size_t n, tombs;    /* live entries; deleted ones */
+    size_t trim_at;     /* a miss at this many entries trims first */
+} hcache;
+
+static inline const atab_atom *key_atom(uintptr_t k)
+{
+    return (const atab_atom *)(k & ~REFS_BIT);
+}
+
+static inline void *hold(hcache *c, void *s)
+{
+    return c->ops.hold ? c->ops.hold(c->ops.ud, s) : s;
+}
+
+int atab_external_cache_init(atab_table *t, const atab_host_ops *ops)
+{
+    if (!t || !ops || !ops->create || !ops->drop || t->host_cache) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    hcache *c = atab__alloc(t, sizeof *c);
+    if (!c)
+        return atab_last_error();
+    memset(c, 0, sizeof *c);
+    c->ops = *ops;
+    c->trim_at = TRIM_MIN;
+    t->host_cache = c;
+    return ATAB_OK;
+}
+
+/* Puts an entry into an array known to have an empty slot. */
+static void put(cent *e, size_t cap, uintptr_t key, void *s)
+{
+    size_t i = atab_hash(key_atom(key)) & (cap - 1);
+    while (e[i].key != EMPTY && e[i].key != TOMB)
+        i = (i + 1) & (cap - 1);
+    e[i].key = key;
+    e[i].s = s;
+}
+
+/* Moves the live entries into a new array of `cap` slots. -1 (error set)
+** when it cannot be allocated: the old array stays. */
+static int rebuild(atab_table *t, hcache *c, size_t cap)
+{
+    cent *ne = atab__alloc(t, cap * sizeof *ne);
+    if (!ne)
+        return -1;
+    memset(ne, 0, cap * sizeof *ne);
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->e[i].key != EMPTY && c->e[i].key != TOMB)
+            put(ne, cap, c->e[i].key, c->e[i].s);
+    if (c->e)
+        atab__free(t, c->e, c->cap * sizeof *c->e);
+    c->e = ne;
+    c->cap = cap;
+    c->tombs = 0;
+    return 0;
+}
+
+static size_t cap_for(size_t n)
+{
+    size_t cap = MIN_CAP;
+    while (cap < 2 * n)
+        cap *= 2;
+    return cap;
+}
+
+/* Room for one more entry at load <= 1/2 (live + deleted). A failed growth
+** is benign while the array keeps an empty slot after the insert (probes
+** must end); else ATAB_ENOMEM with nothing changed. */
+static int reserve(atab_table *t, hcache *c)
+{
+    size_t full = c->n + c->tombs + 1;
+    if (c->e && 2 * full <= c->cap)
+        return 0;
+    if (rebuild(t, c, cap_for(c->n + 1)) == 0)
+        return 0;
+    if (c->e && full < c->cap) {
+        atab__set_error(ATAB_OK);
+        return 0;
+    }
+    return -1;
+}
+
+/* Removes entry i, then drops the cache's reference and its hold. */
+static void drop_entry(atab_table *t, hcache *c, size_t i)
+{
+    const atab_atom *a = key_atom(c->e[i].key);
+    void *s = c->e[i].s;
+    c->e[i].key = TOMB;
+    c->e[i].s = NULL;
+    c->n--;
+    c->tombs++;
+    if (!atab_is_static(a))
+        atab_release(t, a);
+    c->ops.drop(c->ops.ud, s);
+}
+
+/* The miss: trims when due, makes room (so a failure loses nothing), asks
+** the host for a string, takes the cache's reference, inserts. */
+static void *miss(atab_table *t, hcache *c, const atab_atom *a)
+{
+    unsigned refs = 0;
+    if (c->n >= c->trim_at) {
+        atab_external_cache_trim(t);
+        c->trim_at = c->n * 2 > TRIM_MIN ? c->n * 2 : TRIM_MIN;
+    }
+    if (reserve(t, c) != 0)
+        return NULL;
+    void *s = c->ops.create(c->ops.ud, t, a, &refs);
+    if (!s)
+        return atab__fail(ATAB_ENOMEM);
+    if (!atab_is_static(a))
+        take_ref(t, a);
+    put(c->e, c->cap, (uintptr_t)a | (refs ? REFS_BIT : 0), s);
+    c->n++;
+    return hold(c, s);
+}
+
+void *atab_external_cache_get(atab_table *t, const atab_atom *a)
+{
+    hcache *c;
+    if (!t || !a || !(c = t->host_cache))
+        return atab__fail(ATAB_EINVAL);
+    if (ATAB__LIKELY(c->e != NULL)) {
+        size_t mask = c->cap - 1;
+        for (size_t i = atab_hash(a) & mask;; i = (i + 1) & mask) {
+            uintptr_t k = c->e[i].key;
+            if ((k & ~REFS_BIT) == (uintptr_t)a)
+                return hold(c, c->e[i].s);
+            if (k == EMPTY)
+                break;
+        }
+    }
+    return miss(t, c, a);
+}
+
+/* Rebuilds an array that trimming left full of tombstones; benign. */
+static void compact(atab_table *t, hcache *c)
+{
+    if (c->tombs > c->cap / 4 && rebuild(t, c, cap_for(c->n)) != 0)
+        atab__set_error(ATAB_OK);
+}
+
+size_t atab_external_cache_trim(atab_table *t)
+{
+    hcache *c = t ? t->host_cache : NULL;
+    size_t dropped = 0;
+    if (!c || !c->e)
+        return 0;
+    atab__flush_counts(t);   /* counts exact; hits later only raise them */
+    for (size_t i = 0; i < c->cap; i++) {
+        uintptr_t k = c->e[i].key;
+        if (k == EMPTY || k == TOMB || atab_is_static(key_atom(k)))
+            continue;
+        /* the cache's own reference, plus the string's handle if any */
+        if (atab__count(key_atom(k)) <= 1 + (int32_t)(k & REFS_BIT)) {
+            drop_entry(t, c, i);
+            dropped++;
+        }
+    }
+    compact(t, c);
+    return dropped;
+}
+
+size_t atab_external_cache_clear(atab_table *t)
+{
+    hcache *c = t ? t->host_cache : NULL;
+    size_t dropped = 0;
+    if (!c || !c->e)
+        return 0;
+    for (size_t i = 0; i < c->cap; i++) {
+        if (c->e[i].key != EMPTY && c->e[i].key != TOMB) {
+            drop_entry(t, c, i);
+            dropped++;
+        }
+    }
+    atab__free(t, c->e, c->cap * sizeof *c->e);
+    c->e = NULL;
+    c->cap = c->tombs = 0;
+    return dropped;
+}
+
+size_t atab_external_cache_count(const atab_table *t)
+{
+    const hcache *c = t ? t->host_cache : NULL;
+    return c ? c->n : 0;
+}
+
+/* ---- closing the table ---- */
+
+int atab__external_close(atab_table *t)
+{
+    hcache *c = t->host_cache;
+    if (c) {   /* dropped strings may release handles: before closing */
+        atab_external_cache_clear(t);
+        t->host_cache = NULL;
+        atab__free(t, c, sizeof *c);
+    }
+    if (__atomic_load_n(&t->handles, __ATOMIC_SEQ_CST) == 0)
+        return 0;   /* none out: none can be released concurrently */
+    atab_gc(t);   /* free what no handle holds now */
+    __atomic_store_n(&t->closing, CLOSING, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&t->handles, __ATOMIC_SEQ_CST) == 0 && claim(t))
+        return 0;
+    return 1;
+}
