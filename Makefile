@@ -146,3 +146,15 @@ membytes: report-tool
 	@sh tools/deps.sh bench
 	@$(MAKE) --no-print-directory $(MEMBYTES)
 	$(MEMBYTES) $(CORPUS)
+
+# ---- external strings: bench/idread (C) and the Node-API addon ----
+IDREAD := $(O)/bench/idread
+$(IDREAD): bench/idread.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: bench-idread
+bench: bench-idread
+bench-idread: lib
+	@$(MAKE) --no-print-directory $(IDREAD)
+	$(IDREAD)

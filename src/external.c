@@ -209,7 +209,8 @@ static void drop_entry(atab_table *t, hcache *c, size_t i)
 
 /* The miss: trims when due, makes room (so a failure loses nothing), asks
 ** the host for a string, takes the cache's reference, inserts. */
-static void *miss(atab_table *t, hcache *c, const atab_atom *a)
+static __attribute__((noinline)) void *miss(atab_table *t, hcache *c,
+                                            const atab_atom *a)
 {
     unsigned refs = 0;
     if (c->n >= c->trim_at) {
