@@ -158,3 +158,42 @@ bench: bench-idread
 bench-idread: lib
 	@$(MAKE) --no-print-directory $(IDREAD)
 	$(IDREAD)
+
+# The addon: a shared object linked with a static library of -fPIC objects
+# built with the C library's allocator (jemalloc cannot be dlopen'd into
+# node: its initial-exec TLS does not fit glibc's static TLS surplus).
+# Built and tested only where node and its headers are present.
+NODE      ?= node
+NODE_INC  ?= /usr/include/node
+ADDON     := $(O)/atomtab.node
+ifeq ($(ALLOCATOR),system)
+  ADDON_LIB := $(STATIC)
+else
+  ADDON_LIB := $(O)/node/libatomtab-system.a
+endif
+ADDON_OBJS := $(LIB_SRCS:src/%.c=$(O)/node/obj/%.o)
+ADDON_CFLAGS = $(filter-out -Wmissing-prototypes,$(ALL_CFLAGS)) -fPIC -I$(NODE_INC) \
+               -DNODE_GYP_MODULE_NAME=atomtab
+HAVE_NODE = command -v $(NODE) >/dev/null 2>&1 && test -f $(NODE_INC)/node_api.h
+
+$(O)/node/obj/%.o: src/%.c src/atab_int.h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(O)/node/libatomtab-system.a: $(ADDON_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(ADDON): bindings/node/atomtab_node.c include/atomtab.h $(ADDON_LIB)
+	$(CC) $(ADDON_CFLAGS) -shared $< -o $@ $(ADDON_LIB) -lxxhash -pthread
+
+.PHONY: node-addon test-node bench-node
+node-addon: deps-build
+	@if $(HAVE_NODE); then $(MAKE) --no-print-directory $(ADDON); \
+	else echo "node-addon: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+test: test-node
+test-node: node-addon
+	@if $(HAVE_NODE); then echo "== bindings/node (node --test)"; \
+	  ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) --expose-gc --test bindings/node/test/; \
+	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+bench: bench-node
+bench-node: node-addon
+	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bindings/node/bench.js; \
+	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi

@@ -371,9 +371,11 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  * string must keep the atom alive: it holds an *external handle*.
  *
  * A handle is not an object: it is the pair (table, atom) the host already
- * has, so it costs no bytes and no allocation. Typically the finalizer's
- * `data` carries the atom and its `hint` the table. The table counts the
- * handles outstanding (report entry atoms-external-handles).
+ * has, so it costs no bytes and no allocation: the finalizer's `data` is
+ * the string's characters, atab_chars(a) (what external-string APIs hand
+ * back to their finalizers), from which atab_atom_of_chars() recovers the
+ * atom, and its `hint` is the table. The table counts the handles
+ * outstanding (report entry atoms-external-handles).
  *
  * Lifetime: a handle holds one reference on a dynamic atom (none on a
  * static atom, which lives in read-only data and needs none; handles on
@@ -404,14 +406,22 @@ ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *
  */
 ATAB_API int atab_external_release(atab_table *t, const atab_atom *a);
 
+/** The atom whose characters are at `chars` (= atab_chars(a)). */
+static inline const atab_atom *atab_atom_of_chars(const void *chars)
+{
+    return (const atab_atom *)chars - 1;
+}
+
 /**
- * Finalizer adapters: atab_external_release(hint, data), for finalizers
- * whose `data` is the atom and `hint` the table.
- *  - Node-API (napi_finalize, node_api_basic_finalize): the env is unused.
- *    Cast needed only for the env's type: pass a one-line thunk with the
- *    exact Node-API signature where the cast is unwelcome.
- *  - Two-pointer finalizers, data first (JSC's JSStringCreateWithCharacters-
- *    NoCopy-style deallocators, GLib's GDestroyNotify with a closure).
+ * Finalizer adapters: atab_external_release(hint, atab_atom_of_chars(data)),
+ * for finalizers whose `data` is atab_chars(a) and `hint` the table.
+ *  - Node-API's `void (*)(napi_env env, void *data, void *hint)`
+ *    (napi_finalize; node_api_basic_finalize takes a const env): the env
+ *    is unused. Declared with void * so no Node header is needed; a host
+ *    that would rather not cast the function pointer passes a one-line
+ *    thunk with the exact signature.
+ *  - Two-pointer deallocators, data first (CFStringCreateWithBytesNoCopy-
+ *    style deallocators, GLib's GDestroyNotify-with-closure callers).
  */
 ATAB_API void atab_external_finalize_napi(void *env, void *data, void *hint);
 ATAB_API void atab_external_finalize(void *data, void *hint);

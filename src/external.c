@@ -4,7 +4,8 @@
 ** that still has handles out, and the host cache of one string per atom.
 **
 ** A handle is the pair (table, atom) the host already carries in its
-** finalizer's data and hint: no allocation, no bytes. bench/idread measures
+** finalizer's hint and data (the chars, one header past the atom): no
+** allocation, no bytes. bench/idread measures
 ** the alternative, a 16-byte handle object per host string: it adds a
 ** malloc/free pair to every external string made (see bench/README or the
 ** commit message for the figures).
@@ -77,12 +78,12 @@ int atab_external_release(atab_table *t, const atab_atom *a)
 void atab_external_finalize_napi(void *env, void *data, void *hint)
 {
     (void)env;
-    atab_external_release(hint, data);
+    atab_external_release(hint, atab_atom_of_chars(data));
 }
 
 void atab_external_finalize(void *data, void *hint)
 {
-    atab_external_release(hint, data);
+    atab_external_release(hint, atab_atom_of_chars(data));
 }
 
 size_t atab_external_handles(const atab_table *t)
@@ -213,10 +214,8 @@ static __attribute__((noinline)) void *miss(atab_table *t, hcache *c,
                                             const atab_atom *a)
 {
     unsigned refs = 0;
-    if (c->n >= c->trim_at) {
+    if (c->n >= c->trim_at)
         atab_external_cache_trim(t);
-        c->trim_at = c->n * 2 > TRIM_MIN ? c->n * 2 : TRIM_MIN;
-    }
     if (reserve(t, c) != 0)
         return NULL;
     void *s = c->ops.create(c->ops.ud, t, a, &refs);
@@ -272,6 +271,7 @@ size_t atab_external_cache_trim(atab_table *t)
         }
     }
     compact(t, c);
+    c->trim_at = c->n * 2 > TRIM_MIN ? c->n * 2 : TRIM_MIN;   /* next: at 2x kept */
     return dropped;
 }
 
