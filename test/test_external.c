@@ -240,13 +240,29 @@ static void *release_all(void *p)
     return NULL;
 }
 
+/* test_util.h's counting allocator behind a mutex, for many threads. */
+static pthread_mutex_t ca_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *locked_alloc(void *ud, size_t size)
+{
+    pthread_mutex_lock(&ca_lock);
+    void *p = ca_alloc(ud, size);
+    pthread_mutex_unlock(&ca_lock);
+    return p;
+}
+static void locked_free(void *ud, void *p, size_t size)
+{
+    pthread_mutex_lock(&ca_lock);
+    ca_free(ud, p, size);
+    pthread_mutex_unlock(&ca_lock);
+}
+
 static void the_last_of_many_threads_releasing_frees_the_table_once(void **state)
 {
     (void)state;
     enum { THREADS = 4, PER = 2000, ROUNDS = 20 };
     for (int round = 0; round < ROUNDS; round++) {
         counting_alloc c = {0};
-        atab_allocator al = ca_allocator(&c);
+        atab_allocator al = {locked_alloc, locked_free, ca_usable, &c};
         atab_table *t = plain_table(&al);
         static const atab_atom *atoms[THREADS][PER];
         char buf[32];
@@ -271,7 +287,10 @@ static void the_last_of_many_threads_releasing_frees_the_table_once(void **state
         for (int k = 0; k < THREADS; k++)
             pthread_join(th[k], NULL);
         pthread_barrier_destroy(&go);
+        pthread_mutex_lock(&ca_lock);
         assert_int_equal(c.live, 0);
+        assert_int_equal(c.size_mismatch, 0);
+        pthread_mutex_unlock(&ca_lock);
     }
 }
 
