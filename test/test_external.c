@@ -157,6 +157,25 @@ static void static_atoms_take_no_reference_and_no_handle(void **state)
     atab_table_free(t);   /* no handle counted: freed at once */
 }
 
+static void finalizer_adapters_release_the_handle_from_the_chars(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "finalized");
+    assert_ptr_equal(atab_atom_of_chars(atab_chars(a)), a);
+    atab_external_acquire(t, a);
+    atab_external_acquire(t, a);
+    /* as Node-API calls it: (env, data = the string's chars, hint = table) */
+    atab_external_finalize_napi(NULL, (void *)atab_chars(a), t);
+    assert_int_equal(atab_external_handles(t), 1);
+    atab_external_finalize((void *)atab_chars(a), t);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(atab_gc(t), 0);   /* the interner's reference is left */
+    atab_release(t, a);
+    assert_int_equal(atab_gc(t), 1);
+    atab_table_free(t);
+}
+
 static void bad_arguments_are_einval(void **state)
 {
     (void)state;
@@ -554,6 +573,7 @@ int main(void)
         cmocka_unit_test(releasing_a_handle_never_frees_an_atom_others_hold),
         cmocka_unit_test(the_report_counts_outstanding_handles),
         cmocka_unit_test(static_atoms_take_no_reference_and_no_handle),
+        cmocka_unit_test(finalizer_adapters_release_the_handle_from_the_chars),
         cmocka_unit_test(bad_arguments_are_einval),
         cmocka_unit_test(table_free_with_handles_out_defers_until_the_last_release),
         cmocka_unit_test(table_free_without_handles_frees_at_once),
