@@ -15,7 +15,10 @@
 ** plus a 16-byte handle object per string: what a handle that is its own
 ** allocation would cost; atomtab's handles are zero-byte).
 **
-** Usage: idread [--json] [--iters N] [--repeats N]
+** Usage: idread [--json] [--iters N] [--repeats N] [--length L]
+** --length runs one length only (for callgrind: tools/idread-callgrind.sh
+** counts instructions per read, which the shared machines' noise does not
+** touch).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,7 +193,7 @@ static void make_id(char *buf, size_t len)
 int main(int argc, char **argv)
 {
     int json = 0, repeats = 5;
-    long iters = 1000000;
+    long iters = 1000000, only = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -198,8 +201,10 @@ int main(int argc, char **argv)
             iters = atol(argv[++i]);
         else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
             repeats = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--length") && i + 1 < argc)
+            only = atol(argv[++i]);
         else
-            return fprintf(stderr, "usage: idread [--json] [--iters N] [--repeats N]\n"), 2;
+            return fprintf(stderr, "usage: idread [--json] [--iters N] [--repeats N] [--length L]\n"), 2;
     }
     if (iters < 1 || repeats < 1 || repeats > 99)
         return fprintf(stderr, "idread: bad --iters or --repeats\n"), 2;
@@ -216,13 +221,13 @@ int main(int argc, char **argv)
         char buf[128];
         make_id(buf, lengths[l]);
         els[l] = (element){t, atab_intern_cstr(t, buf)};
-        for (int m = 0; m < N_MODES; m++)
+        for (int m = 0; m < N_MODES && (only < 0 || (size_t)only == lengths[l]); m++)
             run(&els[l], m, iters / 10 + 1);   /* warm up */
     }
     for (int r = 0; r < repeats; r++)
         for (size_t l = 0; l < N_LENGTHS; l++)
             for (int m = 0; m < N_MODES; m++)
-                v[m][l][r] = run(&els[l], m, iters);
+                v[m][l][r] = only < 0 || (size_t)only == lengths[l] ? run(&els[l], m, iters) : 0;
     for (size_t l = 0; l < N_LENGTHS; l++) {
         for (int m = 0; m < N_MODES; m++) {
             qsort(v[m][l], repeats, sizeof(double), cmp_double);
