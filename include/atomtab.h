@@ -432,9 +432,11 @@ ATAB_API void atab_external_finalize(void *data, void *hint);
  * object. One cache per table, for the table's host (e.g. one JS isolate).
  *
  * Memory: nothing per atom that is never asked for. The cache is a side
- * table of 16-byte entries (atom, host string) keyed by the atom's address,
- * open addressing with linear probing, allocated on the first miss through
- * the table's allocator, grown x2 past load 1/2 (16 entries first).
+ * table keyed by the atom's address: 17 bytes a slot (atom, host string,
+ * and a byte read only by trims), open addressing with linear probing,
+ * allocated on the first miss through the table's allocator, grown x2 past
+ * load 1/2 (16 slots first), so 34 to 68 bytes per cached atom. A hit is
+ * about 20 instructions plus ops.hold.
  *
  * The cache holds the host string strongly (a host such as V8 cannot hold a
  * string weakly) and one reference on the atom. Neither may keep an atom

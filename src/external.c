@@ -93,30 +93,45 @@ size_t atab_external_handles(const atab_table *t)
 
 /* ---- the host cache ---- */
 
-/* An entry: the atom's address, with bit 0 set when the cached string holds
-** a handle on it (atoms are 8-aligned), and the host's string. */
+/* An entry: the atom's address and the host's string. The array of `cap`
+** entries is followed, in the same block, by `cap` bytes: the references
+** on the atom each entry's string holds (0 or 1; read only by trims). */
 typedef struct cent {
     uintptr_t key;
     void *s;
 } cent;
 
-#define EMPTY ((uintptr_t)0)
-#define TOMB ((uintptr_t)2)    /* no atom lives at address 2 */
-#define REFS_BIT ((uintptr_t)1)
+#define EMPTY ((uintptr_t)1)   /* atoms are 4-aligned: no atom lives at 1 */
+#define TOMB ((uintptr_t)2)    /* ... nor at 2 */
 #define MIN_CAP 16
 #define TRIM_MIN 1024
 
 typedef struct hcache {
     atab_host_ops ops;
-    cent *e;            /* NULL until the first miss */
+    cent *e;            /* `none` until the first miss */
+    size_t mask;        /* cap - 1, or 0 */
     size_t cap;         /* power of two, or 0 */
     size_t n, tombs;    /* live entries; deleted ones */
     size_t trim_at;     /* a miss at this many entries trims first */
 } hcache;
 
-static inline const atab_atom *key_atom(uintptr_t k)
+/* An empty cache's array: one empty slot, so a lookup needs no NULL test
+** (it is never written: a miss grows the cache first). */
+static const cent none[1] = {{EMPTY, NULL}};
+
+static inline int live(uintptr_t k)
 {
-    return (const atab_atom *)(k & ~REFS_BIT);
+    return k != EMPTY && k != TOMB;
+}
+
+static inline unsigned char *refs_of(cent *e, size_t cap)
+{
+    return (unsigned char *)(e + cap);
+}
+
+static inline size_t block_size(size_t cap)
+{
+    return cap * (sizeof(cent) + 1);
 }
 
 static inline void *hold(hcache *c, void *s)
@@ -135,36 +150,40 @@ int atab_external_cache_init(atab_table *t, const atab_host_ops *ops)
         return atab_last_error();
     memset(c, 0, sizeof *c);
     c->ops = *ops;
+    c->e = (cent *)none;
     c->trim_at = TRIM_MIN;
     t->host_cache = c;
     return ATAB_OK;
 }
 
 /* Puts an entry into an array known to have an empty slot. */
-static void put(cent *e, size_t cap, uintptr_t key, void *s)
+static void put(cent *e, size_t cap, uintptr_t key, void *s, unsigned char refs)
 {
-    size_t i = atab_hash(key_atom(key)) & (cap - 1);
-    while (e[i].key != EMPTY && e[i].key != TOMB)
+    size_t i = atab_hash((const atab_atom *)key) & (cap - 1);
+    while (live(e[i].key))
         i = (i + 1) & (cap - 1);
     e[i].key = key;
     e[i].s = s;
+    refs_of(e, cap)[i] = refs;
 }
 
 /* Moves the live entries into a new array of `cap` slots. -1 (error set)
 ** when it cannot be allocated: the old array stays. */
 static int rebuild(atab_table *t, hcache *c, size_t cap)
 {
-    cent *ne = atab__alloc(t, cap * sizeof *ne);
+    cent *ne = atab__alloc(t, block_size(cap));
     if (!ne)
         return -1;
-    memset(ne, 0, cap * sizeof *ne);
+    for (size_t i = 0; i < cap; i++)
+        ne[i].key = EMPTY, ne[i].s = NULL;
     for (size_t i = 0; i < c->cap; i++)
-        if (c->e[i].key != EMPTY && c->e[i].key != TOMB)
-            put(ne, cap, c->e[i].key, c->e[i].s);
-    if (c->e)
-        atab__free(t, c->e, c->cap * sizeof *c->e);
+        if (live(c->e[i].key))
+            put(ne, cap, c->e[i].key, c->e[i].s, refs_of(c->e, c->cap)[i]);
+    if (c->cap)
+        atab__free(t, c->e, block_size(c->cap));
     c->e = ne;
     c->cap = cap;
+    c->mask = cap - 1;
     c->tombs = 0;
     return 0;
 }
@@ -183,11 +202,11 @@ static size_t cap_for(size_t n)
 static int reserve(atab_table *t, hcache *c)
 {
     size_t full = c->n + c->tombs + 1;
-    if (c->e && 2 * full <= c->cap)
+    if (2 * full <= c->cap)
         return 0;
     if (rebuild(t, c, cap_for(c->n + 1)) == 0)
         return 0;
-    if (c->e && full < c->cap) {
+    if (full < c->cap) {
         atab__set_error(ATAB_OK);
         return 0;
     }
@@ -197,7 +216,7 @@ static int reserve(atab_table *t, hcache *c)
 /* Removes entry i, then drops the cache's reference and its hold. */
 static void drop_entry(atab_table *t, hcache *c, size_t i)
 {
-    const atab_atom *a = key_atom(c->e[i].key);
+    const atab_atom *a = (const atab_atom *)c->e[i].key;
     void *s = c->e[i].s;
     c->e[i].key = TOMB;
     c->e[i].s = NULL;
@@ -214,6 +233,8 @@ static __attribute__((noinline)) void *miss(atab_table *t, hcache *c,
                                             const atab_atom *a)
 {
     unsigned refs = 0;
+    if (!a)
+        return atab__fail(ATAB_EINVAL);
     if (c->n >= c->trim_at)
         atab_external_cache_trim(t);
     if (reserve(t, c) != 0)
@@ -223,27 +244,25 @@ static __attribute__((noinline)) void *miss(atab_table *t, hcache *c,
         return atab__fail(ATAB_ENOMEM);
     if (!atab_is_static(a))
         take_ref(t, a);
-    put(c->e, c->cap, (uintptr_t)a | (refs ? REFS_BIT : 0), s);
+    put(c->e, c->cap, (uintptr_t)a, s, refs != 0);
     c->n++;
     return hold(c, s);
 }
 
+/* The hit path: no NULL test on the array (see `none`) nor on `a` (NULL
+** matches no key, so it ends at an empty slot and the miss rejects it). */
 void *atab_external_cache_get(atab_table *t, const atab_atom *a)
 {
     hcache *c;
-    if (!t || !a || !(c = t->host_cache))
+    if (!t || !(c = t->host_cache))
         return atab__fail(ATAB_EINVAL);
-    if (ATAB__LIKELY(c->e != NULL)) {
-        size_t mask = c->cap - 1;
-        for (size_t i = atab_hash(a) & mask;; i = (i + 1) & mask) {
-            uintptr_t k = c->e[i].key;
-            if ((k & ~REFS_BIT) == (uintptr_t)a)
-                return hold(c, c->e[i].s);
-            if (k == EMPTY)
-                break;
-        }
+    for (size_t i = atab_hash(a) & c->mask;; i = (i + 1) & c->mask) {
+        uintptr_t k = c->e[i].key;
+        if (k == (uintptr_t)a)
+            return hold(c, c->e[i].s);
+        if (k == EMPTY)
+            return miss(t, c, a);
     }
-    return miss(t, c, a);
 }
 
 /* Rebuilds an array that trimming left full of tombstones; benign. */
@@ -257,15 +276,15 @@ size_t atab_external_cache_trim(atab_table *t)
 {
     hcache *c = t ? t->host_cache : NULL;
     size_t dropped = 0;
-    if (!c || !c->e)
+    if (!c || !c->cap)
         return 0;
     atab__flush_counts(t);   /* counts exact; hits later only raise them */
     for (size_t i = 0; i < c->cap; i++) {
-        uintptr_t k = c->e[i].key;
-        if (k == EMPTY || k == TOMB || atab_is_static(key_atom(k)))
+        const atab_atom *a = (const atab_atom *)c->e[i].key;
+        if (!live(c->e[i].key) || atab_is_static(a))
             continue;
         /* the cache's own reference, plus the string's handle if any */
-        if (atab__count(key_atom(k)) <= 1 + (int32_t)(k & REFS_BIT)) {
+        if (atab__count(a) <= 1 + (int32_t)refs_of(c->e, c->cap)[i]) {
             drop_entry(t, c, i);
             dropped++;
         }
@@ -279,17 +298,17 @@ size_t atab_external_cache_clear(atab_table *t)
 {
     hcache *c = t ? t->host_cache : NULL;
     size_t dropped = 0;
-    if (!c || !c->e)
+    if (!c || !c->cap)
         return 0;
     for (size_t i = 0; i < c->cap; i++) {
-        if (c->e[i].key != EMPTY && c->e[i].key != TOMB) {
+        if (live(c->e[i].key)) {
             drop_entry(t, c, i);
             dropped++;
         }
     }
-    atab__free(t, c->e, c->cap * sizeof *c->e);
-    c->e = NULL;
-    c->cap = c->tombs = 0;
+    atab__free(t, c->e, block_size(c->cap));
+    c->e = (cent *)none;
+    c->cap = c->mask = c->tombs = 0;
     return dropped;
 }
 

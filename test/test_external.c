@@ -331,6 +331,10 @@ static void the_cache_returns_the_same_host_string(void **state)
     assert_ptr_equal(s1->chars, atab_chars(a));   /* shared, not copied */
     assert_int_equal(h.created, 1);
     assert_int_equal(s1->rc, 3);                   /* cache + two reads */
+    assert_null(atab_external_cache_get(t, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_external_cache_get(NULL, a));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
     assert_int_equal(atab_external_cache_count(t), 1);
     assert_int_equal(atab_external_handles(t), 1);
     hstr_unref(&h, s1);
