@@ -162,6 +162,8 @@ bench-idread: lib
 # The addon: a shared object linked with a static library of -fPIC objects
 # built with the C library's allocator (jemalloc cannot be dlopen'd into
 # node: its initial-exec TLS does not fit glibc's static TLS surplus).
+# Linked -z nodelete: node dlcloses an addon a worker loaded, and the
+# library's thread-exit destructor (thread.c) must stay mapped.
 # Built and tested only where node and its headers are present.
 NODE      ?= node
 NODE_INC  ?= /usr/include/node
@@ -182,7 +184,7 @@ $(O)/node/obj/%.o: src/%.c src/atab_int.h include/atomtab.h
 $(O)/node/libatomtab-system.a: $(ADDON_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(ADDON): bindings/node/atomtab_node.c include/atomtab.h $(ADDON_LIB)
-	$(CC) $(ADDON_CFLAGS) -shared $< -o $@ $(ADDON_LIB) -lxxhash -pthread
+	$(CC) $(ADDON_CFLAGS) -shared -Wl,-z,nodelete $< -o $@ $(ADDON_LIB) -lxxhash -pthread
 
 .PHONY: node-addon test-node bench-node
 node-addon: deps-build

@@ -3,7 +3,9 @@
 // strings' finalizers release their atom references, and 1M set/read
 // cycles leave the table's counts where they were. Run with
 // `node --expose-gc --test bindings/node/test/`.
+const path = require('path');
 const test = require('node:test');
+const { spawnSync } = require('child_process');
 const assert = require('node:assert');
 const atomtab = require('..');
 
@@ -107,4 +109,32 @@ test('the cache trims itself: ids read once do not pile up', () => {
     if (i % 1000 === 0) assert.ok(atomtab.stats().cached <= 2048, `cached at ${i}`);
   }
   assert.ok(atomtab.stats().cached <= 2048);
+});
+
+// Workers alone load the addon (in a child process whose main thread does
+// not), so node unloads it when they end: the library's thread-exit
+// destructor must still be there (the addon is linked -z nodelete).
+test('workers: own tables; their exit and the addon unload crash nothing', () => {
+  const worker = `
+    const atomtab = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const keep = [];
+    for (const mode of atomtab.modes)
+      for (let i = 0; i < 1000; i++) {
+        const el = atomtab.createElement(mode);
+        el.id = 'w' + i + (i % 3 ? '' : '\\u00e9');
+        keep.push(el.id, el);
+      }
+    require('worker_threads').parentPort.postMessage(atomtab.stats().atoms);`;
+  const main = `
+    const { Worker } = require('worker_threads');
+    let done = 0;
+    for (let k = 0; k < 3; k++) {
+      const w = new Worker(${JSON.stringify(worker)}, { eval: true });
+      w.on('message', (m) => { if (m !== 1000) process.exit(3); });
+      w.on('exit', (c) => { if (c !== 0) process.exit(4); if (++done === 3) setTimeout(() => console.log('ok'), 100); });
+    }`;
+  const r = spawnSync(process.execPath, ['-e', main], { encoding: 'utf8', env: process.env });
+  assert.strictEqual(r.signal, null, `child died of ${r.signal}`);
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stdout.trim(), 'ok');
 });
