@@ -392,7 +392,8 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  * atab_chars(a). The caller must hold a reference on `a` (as for atab_ref).
  * @return `a`, or NULL with atab_last_error() set to ATAB_EINVAL (NULL
  *         argument, or the table is being freed).
- * Thread-safe; a hit in the thread's reference cache writes no shared line.
+ * Thread-safe: the reference goes to the thread's reference cache; the
+ * table's handle count is one atomic add.
  */
 ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a);
 

@@ -257,6 +257,7 @@ static napi_value element_set_id(napi_env env, napi_callback_info info)
     element *el = this_element(env, info, &arg);
     if (!el)
         return NULL;
+    CHECK(env, napi_coerce_to_string(env, arg, &arg));   /* as el.id = 42 does */
     CHECK(env, napi_get_value_string_utf8(env, arg, NULL, 0, &len));
     if (len >= sizeof stack && !(buf = malloc(len + 1))) {
         napi_throw_error(env, NULL, "atomtab: out of memory");

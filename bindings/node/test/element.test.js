@@ -43,6 +43,8 @@ for (const mode of atomtab.modes) {
         assert.strictEqual(el.id.length, id.length);
       }
     }
+    el.id = 42;                       // coerced, as the DOM does
+    assert.strictEqual(el.id, '42');
     const other = atomtab.createElement(mode);
     other.id = 'ab' + 'c';
     el.id = 'abc';
