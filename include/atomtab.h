@@ -263,7 +263,8 @@ ATAB_API size_t atab_count(atab_table *t);
  * own report. Entries (paths are '/'-separated, as in about:memory):
  *
  *   explicit/atoms/table                HEAP     BYTES  the table object and
- *                                                       its slot arrays, at the
+ *                                                       its slot arrays (and the
+ *                                                       host cache's), at the
  *                                                       allocator's usable size
  *   explicit/atoms/dynamic/atom-objects HEAP     BYTES  requested bytes of the
  *                                                       dynamic atoms (8-byte

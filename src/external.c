@@ -123,6 +123,7 @@ typedef struct cent {
 
 typedef struct hcache {
     atab_host_ops ops;
+    pthread_mutex_t lock;   /* e and cap, against the reporter's thread */
     cent *e;            /* `none` until the first miss */
     size_t mask;        /* cap - 1, or 0 */
     size_t cap;         /* power of two, or 0 */
@@ -165,9 +166,10 @@ int atab_external_cache_init(atab_table *t, const atab_host_ops *ops)
         return atab_last_error();
     memset(c, 0, sizeof *c);
     c->ops = *ops;
+    pthread_mutex_init(&c->lock, NULL);
     c->e = (cent *)none;
     c->trim_at = TRIM_MIN;
-    t->host_cache = c;
+    __atomic_store_n(&t->host_cache, c, __ATOMIC_RELEASE);   /* the reporter reads it */
     return ATAB_OK;
 }
 
@@ -182,6 +184,22 @@ static void put(cent *e, size_t cap, uintptr_t key, void *s, unsigned char refs)
     refs_of(e, cap)[i] = refs;
 }
 
+/* Installs a new array (`none` with cap 0) and frees the old one; the
+** swap is under the lock, so a report never measures a freed block. */
+static void swap_array(atab_table *t, hcache *c, cent *ne, size_t cap)
+{
+    cent *old = c->e;
+    size_t old_cap = c->cap;
+    pthread_mutex_lock(&c->lock);
+    c->e = ne;
+    c->cap = cap;
+    pthread_mutex_unlock(&c->lock);
+    c->mask = cap ? cap - 1 : 0;
+    c->tombs = 0;
+    if (old_cap)
+        atab__free(t, old, block_size(old_cap));
+}
+
 /* Moves the live entries into a new array of `cap` slots. -1 (error set)
 ** when it cannot be allocated: the old array stays. */
 static int rebuild(atab_table *t, hcache *c, size_t cap)
@@ -194,12 +212,7 @@ static int rebuild(atab_table *t, hcache *c, size_t cap)
     for (size_t i = 0; i < c->cap; i++)
         if (live(c->e[i].key))
             put(ne, cap, c->e[i].key, c->e[i].s, refs_of(c->e, c->cap)[i]);
-    if (c->cap)
-        atab__free(t, c->e, block_size(c->cap));
-    c->e = ne;
-    c->cap = cap;
-    c->mask = cap - 1;
-    c->tombs = 0;
+    swap_array(t, c, ne, cap);
     return 0;
 }
 
@@ -321,9 +334,7 @@ size_t atab_external_cache_clear(atab_table *t)
             dropped++;
         }
     }
-    atab__free(t, c->e, block_size(c->cap));
-    c->e = (cent *)none;
-    c->cap = c->mask = c->tombs = 0;
+    swap_array(t, c, (cent *)none, 0);
     return dropped;
 }
 
@@ -331,6 +342,20 @@ size_t atab_external_cache_count(const atab_table *t)
 {
     const hcache *c = t ? t->host_cache : NULL;
     return c ? c->n : 0;
+}
+
+/* For the memory reporter: the cache's header and array, from any thread
+** (host_cache is set once, and cleared only by atab_table_free). */
+void atab__external_visit_memory(atab_table *t, atab__array_fn fn, void *ud)
+{
+    hcache *c = __atomic_load_n(&t->host_cache, __ATOMIC_ACQUIRE);
+    if (!c)
+        return;
+    fn(ud, c, sizeof *c);
+    pthread_mutex_lock(&c->lock);
+    if (c->cap)
+        fn(ud, c->e, block_size(c->cap));
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- closing the table ---- */
@@ -341,6 +366,7 @@ int atab__external_close(atab_table *t)
     if (c) {   /* dropped strings may release handles: before closing */
         atab_external_cache_clear(t);
         t->host_cache = NULL;
+        pthread_mutex_destroy(&c->lock);
         atab__free(t, c, sizeof *c);
     }
     if (__atomic_load_n(&t->handles, __ATOMIC_SEQ_CST) == 0)

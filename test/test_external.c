@@ -138,6 +138,79 @@ static void the_report_counts_outstanding_handles(void **state)
     atab_table_free(t);
 }
 
+static int64_t heap_sum;
+static int sum_heap(void *ud, const char *path, int kind, int units,
+                    int64_t amount, const char *desc)
+{
+    (void)ud; (void)path; (void)units; (void)desc;
+    if (kind == ATAB_KIND_HEAP)
+        heap_sum += amount;
+    return 0;
+}
+
+static void the_report_counts_the_host_cache_s_memory(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);   /* usable == requested */
+    atab_table *t = plain_table(&al);
+    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    const atab_atom *atoms[300];
+    char buf[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(buf, sizeof buf, "reported-%d", i);
+        atoms[i] = atab_intern_cstr(t, buf);
+        if (i % 2)
+            hstr_unref(&h, atab_external_cache_get(t, atoms[i]));
+        heap_sum = 0;
+        assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
+        assert_int_equal(heap_sum, (int64_t)c.bytes);   /* every block counted */
+    }
+    for (int i = 0; i < 300; i++)
+        atab_release(t, atoms[i]);
+    atab_external_cache_trim(t);
+    heap_sum = 0;
+    atab_report(t, sum_heap, NULL);
+    assert_int_equal(heap_sum, (int64_t)c.bytes);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void *report_loop(void *p)
+{
+    atab_table *t = p;
+    for (int i = 0; i < 200; i++) {
+        heap_sum = 0;   /* only this thread writes it meanwhile */
+        assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
+    }
+    return NULL;
+}
+
+static void reports_from_another_thread_while_the_cache_grows(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    atab_table *t = plain_table(NULL);
+    atab_external_cache_init(t, &ops);
+    pthread_t th;
+    pthread_create(&th, NULL, report_loop, t);
+    char buf[32];
+    for (int i = 0; i < 5000; i++) {   /* grows, trims and clears meanwhile */
+        snprintf(buf, sizeof buf, "grow-%d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        hstr_unref(&h, atab_external_cache_get(t, a));
+        atab_release(t, a);
+        if (i % 1500 == 0)
+            atab_external_cache_clear(t);
+    }
+    pthread_join(th, NULL);
+    atab_table_free(t);
+    assert_int_equal(h.finalized, h.created);
+}
+
 /* A static atom as a generated set lays it out: read-only, flag set. */
 static const struct {
     atab_atom h;
@@ -576,6 +649,8 @@ int main(void)
         cmocka_unit_test(a_handle_keeps_its_atom_alive_across_sweeps),
         cmocka_unit_test(releasing_a_handle_never_frees_an_atom_others_hold),
         cmocka_unit_test(the_report_counts_outstanding_handles),
+        cmocka_unit_test(the_report_counts_the_host_cache_s_memory),
+        cmocka_unit_test(reports_from_another_thread_while_the_cache_grows),
         cmocka_unit_test(static_atoms_take_no_reference_and_no_handle),
         cmocka_unit_test(finalizer_adapters_release_the_handle_from_the_chars),
         cmocka_unit_test(bad_arguments_are_einval),
