@@ -450,8 +450,10 @@ ATAB_API void atab_external_finalize(void *data, void *hint);
  * are never trimmed (the static sets are bounded).
  *
  * Not thread-safe: the host calls the cache from one thread at a time (its
- * own heap is single-threaded too). Trimming stops the table's readers for
- * a pass over the threads' reference caches (as atab_get_stats does).
+ * own heap is single-threaded too); other threads may intern, release and
+ * report meanwhile. Trimming stops the table's readers for a pass over the
+ * threads' reference caches (as atab_get_stats does). The callbacks must
+ * not call the cache.
  */
 
 /** The host's string callbacks for the cache. */
