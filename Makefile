@@ -362,3 +362,61 @@ check-valgrind:
 	        fail=1; cat $(VG_O)/$$name.valgrind.log; fi; \
 	done; \
 	if [ $$fail = 0 ]; then echo "valgrind: every test clean"; fi; exit $$fail
+
+# ---- external strings: bench/idread (C) and the Node-API addon ----
+IDREAD := $(O)/bench/idread
+$(IDREAD): bench/idread.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: bench-idread
+bench: bench-idread
+bench-idread: lib
+	@$(MAKE) --no-print-directory $(IDREAD)
+	$(IDREAD)
+
+# The addon: a shared object linked with a static library of -fPIC objects
+# built with the C library's allocator (jemalloc cannot be dlopen'd into
+# node: its initial-exec TLS does not fit glibc's static TLS surplus).
+# Linked -z nodelete: node dlcloses an addon a worker loaded, and the
+# library's thread-exit destructor (thread.c) must stay mapped.
+# Built and tested only where node and its headers are present.
+NODE      ?= node
+NODE_INC  ?= /usr/include/node
+ADDON     := $(O)/atomtab.node
+ifeq ($(ALLOCATOR),system)
+  ADDON_LIB := $(STATIC)
+else
+  ADDON_LIB := $(O)/node/libatomtab-system.a
+endif
+ADDON_OBJS := $(LIB_SRCS:src/%.c=$(O)/node/obj/%.o)
+ADDON_CFLAGS = $(filter-out -Wmissing-prototypes,$(ALL_CFLAGS)) -fPIC -I$(NODE_INC) \
+               -DNODE_GYP_MODULE_NAME=atomtab
+HAVE_NODE = command -v $(NODE) >/dev/null 2>&1 && test -f $(NODE_INC)/node_api.h
+
+$(O)/node/obj/%.o: src/%.c src/atab_int.h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+ADDON_OBJS += $(O)/node/obj/atomtab_atoms.o   # the default static set
+$(O)/node/obj/atomtab_atoms.o: $(DEF_ATOMS).c $(DEF_ATOMS).h include/atomtab.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(O)/node/obj/static.o: $(DEF_ATOMS).h src/static_hash.h
+$(O)/node/libatomtab-system.a: $(ADDON_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(ADDON): bindings/node/atomtab_node.c include/atomtab.h $(ADDON_LIB)
+	$(CC) $(ADDON_CFLAGS) -shared -Wl,-z,nodelete $< -o $@ $(ADDON_LIB) -lxxhash -pthread
+
+.PHONY: node-addon test-node bench-node
+node-addon: deps-build
+	@if $(HAVE_NODE); then $(MAKE) --no-print-directory $(ADDON); \
+	else echo "node-addon: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+test: test-node
+test-node: node-addon
+	@if $(HAVE_NODE); then echo "== bindings/node (node --test)"; \
+	  ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) --expose-gc --test bindings/node/test/; \
+	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+bench: bench-node
+bench-node: node-addon
+	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bindings/node/bench.js; \
+	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi

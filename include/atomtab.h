@@ -268,7 +268,8 @@ ATAB_API size_t atab_count(atab_table *t);
  * own report. Entries (paths are '/'-separated, as in about:memory):
  *
  *   explicit/atoms/table                HEAP     BYTES  the table object and
- *                                                       its slot arrays, at the
+ *                                                       its slot arrays (and the
+ *                                                       host cache's), at the
  *                                                       allocator's usable size
  *   explicit/atoms/dynamic/atom-objects HEAP     BYTES  requested bytes of the
  *                                                       dynamic atoms (8-byte
@@ -442,6 +443,151 @@ struct atab_static_set {
     const uint32_t *slots;    /**< per slot: byte offset of an atom */
     const char *name;         /**< the set's name (--name) */
 };
+
+/* ------------------------------------------------------------------ */
+/* External strings: host strings that share an atom's characters      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A host runtime (a JS engine, a GC'd language) can make its own string
+ * object point at atab_chars(a) instead of copying it, as V8's external
+ * strings and Node-API's node_api_create_external_string_latin1 do. Such a
+ * string must keep the atom alive: it holds an *external handle*.
+ *
+ * A handle is not an object: it is the pair (table, atom) the host already
+ * has, so it costs no bytes and no allocation: the finalizer's `data` is
+ * the string's characters, atab_chars(a) (what external-string APIs hand
+ * back to their finalizers), from which atab_atom_of_chars() recovers the
+ * atom, and its `hint` is the table. The table counts the handles
+ * outstanding (report entry atoms-external-handles).
+ *
+ * Lifetime: a handle holds one reference on a dynamic atom (none on a
+ * static atom, which lives in read-only data and needs none; handles on
+ * static atoms are not counted and their release never touches the
+ * table). atab_table_free with handles outstanding frees what it can (the
+ * host cache below, unused atoms) and defers the rest: the table and the
+ * atoms the handles hold stay valid until the last handle is released,
+ * which then frees the table. No handle may be acquired after
+ * atab_table_free; releases may come at any time after it, from any thread.
+ */
+
+/**
+ * Takes an external handle on `a` for a host string that points at
+ * atab_chars(a). The caller must hold a reference on `a` (as for atab_ref).
+ * @return `a`, or NULL with atab_last_error() set to ATAB_EINVAL (NULL
+ *         argument, or the table is being freed).
+ * Thread-safe: the reference goes to the thread's reference cache; the
+ * table's handle count is one atomic add.
+ */
+ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a);
+
+/**
+ * Releases a handle taken by atab_external_acquire: call it from the host
+ * string's finalizer. It drops the handle's reference only, so it never
+ * frees an atom that someone else holds. The last release after
+ * atab_table_free frees the table.
+ * @return ATAB_OK, ATAB_EINVAL (NULL argument) or ATAB_EREFS (as
+ *         atab_release). Thread-safe.
+ */
+ATAB_API int atab_external_release(atab_table *t, const atab_atom *a);
+
+/** The atom whose characters are at `chars` (= atab_chars(a)). */
+static inline const atab_atom *atab_atom_of_chars(const void *chars)
+{
+    return (const atab_atom *)chars - 1;
+}
+
+/**
+ * Finalizer adapters: atab_external_release(hint, atab_atom_of_chars(data)),
+ * for finalizers whose `data` is atab_chars(a) and `hint` the table.
+ *  - Node-API's `void (*)(napi_env env, void *data, void *hint)`
+ *    (napi_finalize; node_api_basic_finalize takes a const env): the env
+ *    is unused. Declared with void * so no Node header is needed; a host
+ *    that would rather not cast the function pointer passes a one-line
+ *    thunk with the exact signature.
+ *  - Two-pointer deallocators, data first (CFStringCreateWithBytesNoCopy-
+ *    style deallocators, GLib's GDestroyNotify-with-closure callers).
+ */
+ATAB_API void atab_external_finalize_napi(void *env, void *data, void *hint);
+ATAB_API void atab_external_finalize(void *data, void *hint);
+
+/*
+ * The host cache: at most one host string per atom, made on first use and
+ * handed out again after, so reading the same atom twice makes no new host
+ * object. One cache per table, for the table's host (e.g. one JS isolate).
+ *
+ * Memory: nothing per atom that is never asked for. The cache is a side
+ * table keyed by the atom's address: 17 bytes a slot (atom, host string,
+ * and a byte read only by trims), open addressing with linear probing,
+ * allocated on the first miss through the table's allocator, grown x2 past
+ * load 1/2 (16 slots first), so 34 to 68 bytes per cached atom. A hit is
+ * about 20 instructions plus ops.hold.
+ *
+ * The cache holds the host string strongly (a host such as V8 cannot hold a
+ * string weakly) and one reference on the atom. Neither may keep an atom
+ * alive forever: atab_external_cache_trim drops the entries whose atom has
+ * no references but the cache's own and the cached string's handles, and
+ * the cache trims itself when it has grown to twice the entries the last
+ * trim kept (1024 at least), so its size stays proportional to the atoms in
+ * use and the trimming costs O(1) amortised per miss. Static atoms' entries
+ * are never trimmed (the static sets are bounded).
+ *
+ * Not thread-safe: the host calls the cache from one thread at a time (its
+ * own heap is single-threaded too); other threads may intern, release and
+ * report meanwhile. Trimming stops the table's readers for a pass over the
+ * threads' reference caches (as atab_get_stats does). The callbacks must
+ * not call the cache.
+ */
+
+/** The host's string callbacks for the cache. */
+typedef struct atab_host_ops {
+    /** Makes a host string for `a`, kept by the cache; the cache's hold on it
+     *  is the one create returns (e.g. a strong persistent handle). Set
+     *  *string_refs to the references on `a` the string holds (1 when it is
+     *  an external string holding a handle, 0 for a copy). NULL on failure. */
+    void *(*create)(void *ud, atab_table *t, const atab_atom *a, unsigned *string_refs);
+    /** What atab_external_cache_get returns for a cached string (e.g. a new
+     *  local reference, or the same pointer with a count bumped); NULL:
+     *  the cached pointer as is. */
+    void *(*hold)(void *ud, void *s);
+    /** Drops the cache's hold on `s` (the string may then be collected). */
+    void (*drop)(void *ud, void *s);
+    void *ud;
+} atab_host_ops;
+
+/**
+ * Installs the host cache's callbacks on `t` (copied). Allocates the cache's
+ * small header (no entries yet). Once per table.
+ * @return ATAB_OK, ATAB_EINVAL (NULL argument, no create/drop, or a cache
+ *         already installed), ATAB_ENOMEM.
+ */
+ATAB_API int atab_external_cache_init(atab_table *t, const atab_host_ops *ops);
+
+/**
+ * The host string for `a`: the cached one (through ops.hold), or a new one
+ * from ops.create, cached. The caller must hold a reference on `a`.
+ * @return the string, or NULL with atab_last_error() set: ATAB_EINVAL (NULL
+ *         argument, no cache installed), ATAB_ENOMEM (the cache could not
+ *         grow, or create failed: nothing is cached, nothing is lost).
+ */
+ATAB_API void *atab_external_cache_get(atab_table *t, const atab_atom *a);
+
+/**
+ * Drops the entries whose atom has no references but the cache's own and
+ * its string's (releasing the cache's reference, then ops.drop). The atom
+ * then goes away when the host collects the string. @return the entries
+ * dropped; 0 for NULL or no cache.
+ */
+ATAB_API size_t atab_external_cache_trim(atab_table *t);
+
+/** Drops every entry. @return the entries dropped; 0 for NULL or no cache. */
+ATAB_API size_t atab_external_cache_clear(atab_table *t);
+
+/** Entries in the cache; 0 for NULL or no cache. */
+ATAB_API size_t atab_external_cache_count(const atab_table *t);
+
+/** Outstanding external handles on dynamic atoms; 0 for NULL. */
+ATAB_API size_t atab_external_handles(const atab_table *t);
 
 #ifdef __cplusplus
 }

@@ -353,6 +353,18 @@ struct atab_table {
 /* Frees everything; atab_table_free calls it unless handles are out. */
 ATAB__HIDDEN void atab__table_destroy(atab_table *t);
 
+/* ---- external handles and the host cache (external.c) ---- */
+
+/* atab_table_free's first half: drops the host cache, sweeps, marks the
+** table closing. 0: no handle is out and the caller must destroy the
+** table now; 1: handles are out, the last atab_external_release will. */
+ATAB__HIDDEN int atab__external_close(atab_table *t);
+/* For the reporter: fn(ud, block, bytes) for the host cache's blocks (an
+** atab__array_fn); safe from any thread. */
+ATAB__HIDDEN void atab__external_visit_memory(atab_table *t,
+                                              void (*fn)(void *, const void *, size_t),
+                                              void *ud);
+
 /* Calls fn for every live slot's atom of one shard at a time, under that
 ** shard's lock (so an atom seen is not freed during the call). */
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);

@@ -91,6 +91,7 @@ static void take_census(atab_table *t, census *c)
     c->table_use = usable(c, t->raw, ATAB__TABLE_ALLOC);
     atab__flush_counts(t);   /* counts exact: no deltas left in caches */
     atab__threads_visit_memory(t, count_array, c);
+    atab__external_visit_memory(t, count_array, c);   /* the host cache */
     atab__table_visit_shards(t, count_array, count_atom, c);
     count_statics(c);
     c->handles = __atomic_load_n(&t->handles, __ATOMIC_RELAXED);
@@ -123,11 +124,11 @@ static size_t make_entries(const census *c, entry *e)
     size_t n = 0;
     e[n++] = make("explicit/atoms/table", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
                   c->exact ? c->table_use : c->table_req, c->exact
-                  ? "The atom table: the table object, its shards' slot arrays "
-                    "and its per-thread reference caches, at the allocator's "
-                    "usable size."
-                  : "The atom table: the table object, its shards' slot arrays "
-                    "and its per-thread reference caches, as requested (the allocator does not tell "
+                  ? "The atom table: the table object, its shards' slot arrays, "
+                    "its per-thread reference caches and its host string cache, "
+                    "at the allocator's usable size."
+                  : "The atom table: the table object, its shards' slot arrays, "
+                    "its per-thread reference caches and its host string cache, as requested (the allocator does not tell "
                     "usable sizes).");
     e[n++] = make("explicit/atoms/dynamic/atom-objects", ATAB_KIND_HEAP,
                   ATAB_UNITS_BYTES, c->atom_req,

@@ -342,7 +342,7 @@ short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
 {
     atab__key k = {s, NULL, 0, len, h};
     if (!insert && !(len <= t->static_maxlen && atab__static_find(t, s, len) != NULL))
-        return NULL;
+        return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
     return locked_path(t, &k, s, insert);
 }
 
@@ -359,7 +359,7 @@ static inline __attribute__((always_inline)) const atab_atom *
 probe_short(uint64_t arr, const char *s, size_t len, uint64_t h)
 {
     uint64_t *slots = atab__arr_slots(arr);
-    size_t mask = atab__arr_cap(arr) - 1, i = (size_t)h & mask;
+    size_t cap = atab__arr_cap(arr), i = atab__home(h, cap);
     uint64_t tag = hash_tag(h);
     if (len > ATAB__SHORT_KEY)
         __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
@@ -374,7 +374,8 @@ probe_short(uint64_t arr, const char *s, size_t len, uint64_t h)
         } else if (v == 0) {
             return NULL;
         }
-        i = (i + 1) & mask;
+        if (++i == cap)
+            i = 0;
     }
 }
 
@@ -391,7 +392,7 @@ intern_short(atab_table *t, const char *s, size_t len, int insert)
     if (ATAB__UNLIKELY(a == NULL)) {
         atab__leave(r);
         if (!insert && len > t->static_maxlen)
-            return NULL;   /* a lookup no static atom can answer */
+            return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
         return short_missed(t, s, len, h, insert);
     }
     if (!atab_is_static(a)) {
@@ -503,20 +504,27 @@ static size_t sweep_slot(atab_table *t, atab__shard *sh, uint64_t *slot)
 }
 
 /* Sweeps one candidate: finds its slot by hash and address. */
+/* The slot holding atom `a` (hash h) in a locked shard, found by address;
+** NULL when the shard does not hold it. */
+static uint64_t *find_slot(atab__shard *sh, uint64_t h, const atab_atom *a)
+{
+    uint64_t *slots = atab__arr_slots(sh->arr);
+    size_t cap = atab__arr_cap(sh->arr);
+    for (size_t i = atab__home(h, cap); sh->arr && slots[i] != 0; i = i + 1 < cap ? i + 1 : 0)
+        if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a)
+            return &slots[i];
+    return NULL;
+}
+
 static size_t sweep_candidate(atab_table *t, const atab_atom *a)
 {
     uint64_t h = atom_hash(t, a);
     atab__shard *sh = shard_of(t, h);
     size_t freed = 0;
     pthread_mutex_lock(&sh->lock);
-    uint64_t *slots = atab__arr_slots(sh->arr);
-    size_t cap = atab__arr_cap(sh->arr);
-    for (size_t i = atab__home(h, cap); sh->arr && slots[i] != 0; i = i + 1 < cap ? i + 1 : 0) {
-        if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a) {
-            freed = sweep_slot(t, sh, &slots[i]);
-            break;
-        }
-    }
+    uint64_t *slot = find_slot(sh, h, a);
+    if (slot)
+        freed = sweep_slot(t, sh, slot);
     pthread_mutex_unlock(&sh->lock);
     return freed;
 }
@@ -641,16 +649,8 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 {
     uint64_t h = atom_hash(t, a);
     atab__shard *sh = shard_of(t, h);
-    int found = 0;
     pthread_mutex_lock(&sh->lock);
-    uint64_t *slots = atab__arr_slots(sh->arr);
-    size_t mask = atab__arr_cap(sh->arr) - 1;
-    for (size_t i = (size_t)h & mask; sh->arr && slots[i] != 0; i = (i + 1) & mask) {
-        if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a) {
-            found = 1;
-            break;
-        }
-    }
+    int found = find_slot(sh, h, a) != NULL;
     pthread_mutex_unlock(&sh->lock);
     return found;
 }
@@ -838,6 +838,8 @@ void atab__table_destroy(atab_table *t)
 void atab_table_free(atab_table *t)
 {
     if (!t)
+        return;
+    if (atab__external_close(t))   /* handles out: the last release frees */
         return;
     atab__table_destroy(t);
 }

@@ -1,0 +1,669 @@
+/*
+** test_external.c - external handles (host strings sharing an atom's chars),
+** the deferred free of a table with handles out, and the host cache.
+*/
+#include <pthread.h>
+
+#include "test_util.h"
+
+/* A model host string: refcounted, pointing at the atom's chars, holding
+** an external handle that its "finalizer" (the last unref) releases. */
+typedef struct hstr {
+    int rc;
+    atab_table *t;
+    const atab_atom *a;
+    const char *chars;
+} hstr;
+
+typedef struct host {
+    long created, dropped, finalized;
+    int fail_create;
+} host;
+
+static void hstr_unref(host *h, hstr *s)
+{
+    if (--s->rc > 0)
+        return;
+    assert_int_equal(atab_external_release(s->t, s->a), ATAB_OK);
+    h->finalized++;
+    free(s);
+}
+
+static void *h_create(void *ud, atab_table *t, const atab_atom *a, unsigned *refs)
+{
+    host *h = ud;
+    if (h->fail_create)
+        return NULL;
+    hstr *s = malloc(sizeof *s);
+    assert_non_null(s);
+    assert_ptr_equal(atab_external_acquire(t, a), a);
+    s->rc = 1;
+    s->t = t;
+    s->a = a;
+    s->chars = atab_chars(a);
+    *refs = 1;
+    h->created++;
+    return s;
+}
+
+static void *h_hold(void *ud, void *p)
+{
+    (void)ud;
+    ((hstr *)p)->rc++;
+    return p;
+}
+
+static void h_drop(void *ud, void *p)
+{
+    host *h = ud;
+    h->dropped++;
+    hstr_unref(h, p);
+}
+
+static atab_host_ops host_ops(host *h)
+{
+    atab_host_ops o = {h_create, h_hold, h_drop, h};
+    return o;
+}
+
+static size_t report_handles;
+static int grab_handles(void *ud, const char *path, int kind, int units,
+                        int64_t amount, const char *desc)
+{
+    (void)ud; (void)kind; (void)units; (void)desc;
+    if (strcmp(path, "atoms-external-handles") == 0)
+        report_handles = (size_t)amount;
+    return 0;
+}
+
+/* ---- handles ---- */
+
+static void a_handle_keeps_its_atom_alive_across_sweeps(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "held-by-a-host-string");
+    assert_ptr_equal(atab_external_acquire(t, a), a);
+    atab_release(t, a);                        /* only the handle is left */
+    assert_int_equal(atab_gc(t), 0);
+    assert_int_equal(atab_gc(t), 0);
+    assert_string_equal(atab_chars(a), "held-by-a-host-string");
+    assert_ptr_equal(atab_lookup(t, "held-by-a-host-string", 21), a);
+    atab_release(t, a);
+    assert_int_equal(atab_external_handles(t), 1);
+    assert_int_equal(atab_external_release(t, a), ATAB_OK);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(atab_gc(t), 1);
+    assert_null(atab_lookup(t, "held-by-a-host-string", 21));
+    atab_table_free(t);
+}
+
+static void releasing_a_handle_never_frees_an_atom_others_hold(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "shared");
+    for (int i = 0; i < 5; i++)
+        atab_external_acquire(t, a);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(atab_external_release(t, a), ATAB_OK);
+    assert_int_equal(atab_gc(t), 0);           /* the interner's reference */
+    assert_ptr_equal(atab_lookup(t, "shared", 6), a);
+    atab_release(t, a);
+    atab_release(t, a);
+    assert_int_equal(atab_gc(t), 1);
+    atab_table_free(t);
+}
+
+static void the_report_counts_outstanding_handles(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "a"), *b = atab_intern_cstr(t, "b");
+    atab_external_acquire(t, a);
+    atab_external_acquire(t, a);
+    atab_external_acquire(t, b);
+    report_handles = 99;
+    assert_int_equal(atab_report(t, grab_handles, NULL), ATAB_OK);
+    assert_int_equal(report_handles, 3);
+    atab_external_release(t, a);
+    assert_int_equal(atab_report(t, grab_handles, NULL), ATAB_OK);
+    assert_int_equal(report_handles, 2);
+    atab_external_release(t, a);
+    atab_external_release(t, b);
+    assert_int_equal(atab_report(t, grab_handles, NULL), ATAB_OK);
+    assert_int_equal(report_handles, 0);
+    atab_release(t, a);
+    atab_release(t, b);
+    atab_table_free(t);
+}
+
+static int64_t heap_sum;
+static int sum_heap(void *ud, const char *path, int kind, int units,
+                    int64_t amount, const char *desc)
+{
+    (void)ud; (void)path; (void)units; (void)desc;
+    if (kind == ATAB_KIND_HEAP)
+        heap_sum += amount;
+    return 0;
+}
+
+static void the_report_counts_the_host_cache_s_memory(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);   /* usable == requested */
+    atab_table *t = plain_table(&al);
+    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    const atab_atom *atoms[300];
+    char buf[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(buf, sizeof buf, "reported-%d", i);
+        atoms[i] = atab_intern_cstr(t, buf);
+        if (i % 2)
+            hstr_unref(&h, atab_external_cache_get(t, atoms[i]));
+        heap_sum = 0;
+        assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
+        assert_int_equal(heap_sum, (int64_t)c.bytes);   /* every block counted */
+    }
+    for (int i = 0; i < 300; i++)
+        atab_release(t, atoms[i]);
+    atab_external_cache_trim(t);
+    heap_sum = 0;
+    atab_report(t, sum_heap, NULL);
+    assert_int_equal(heap_sum, (int64_t)c.bytes);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void *report_loop(void *p)
+{
+    atab_table *t = p;
+    for (int i = 0; i < 200; i++) {
+        heap_sum = 0;   /* only this thread writes it meanwhile */
+        assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
+    }
+    return NULL;
+}
+
+static void reports_from_another_thread_while_the_cache_grows(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    atab_table *t = plain_table(NULL);
+    atab_external_cache_init(t, &ops);
+    pthread_t th;
+    pthread_create(&th, NULL, report_loop, t);
+    char buf[32];
+    for (int i = 0; i < 5000; i++) {   /* grows, trims and clears meanwhile */
+        snprintf(buf, sizeof buf, "grow-%d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        hstr_unref(&h, atab_external_cache_get(t, a));
+        atab_release(t, a);
+        if (i % 1500 == 0)
+            atab_external_cache_clear(t);
+    }
+    pthread_join(th, NULL);
+    atab_table_free(t);
+    assert_int_equal(h.finalized, h.created);
+}
+
+/* A static atom as a generated set lays it out: read-only, flag set. */
+static const struct {
+    atab_atom h;
+    char c[4];
+} static_foo = {{(3u << ATAB__LEN_SHIFT) | ATAB__STATIC | ATAB__ASCII, 0}, "foo"};
+
+static void static_atoms_take_no_reference_and_no_handle(void **state)
+{
+    (void)state;
+    const atab_atom *s = &static_foo.h;
+    atab_table *t = plain_table(NULL);
+    assert_ptr_equal(atab_external_acquire(t, s), s);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(s->atab__refcnt, 0);
+    assert_int_equal(atab_external_release(t, s), ATAB_OK);
+    assert_int_equal(s->atab__refcnt, 0);
+    atab_table_free(t);   /* no handle counted: freed at once */
+}
+
+static void finalizer_adapters_release_the_handle_from_the_chars(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "finalized");
+    assert_ptr_equal(atab_atom_of_chars(atab_chars(a)), a);
+    atab_external_acquire(t, a);
+    atab_external_acquire(t, a);
+    /* as Node-API calls it: (env, data = the string's chars, hint = table) */
+    atab_external_finalize_napi(NULL, (void *)atab_chars(a), t);
+    assert_int_equal(atab_external_handles(t), 1);
+    atab_external_finalize((void *)atab_chars(a), t);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(atab_gc(t), 0);   /* the interner's reference is left */
+    atab_release(t, a);
+    assert_int_equal(atab_gc(t), 1);
+    atab_table_free(t);
+}
+
+static void bad_arguments_are_einval(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "x");
+    assert_null(atab_external_acquire(NULL, a));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_external_acquire(t, NULL));
+    assert_int_equal(atab_external_release(NULL, a), ATAB_EINVAL);
+    assert_int_equal(atab_external_release(t, NULL), ATAB_EINVAL);
+    assert_null(atab_external_cache_get(t, a));   /* no cache installed */
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_external_cache_init(t, NULL), ATAB_EINVAL);
+    atab_host_ops none = {NULL, NULL, NULL, NULL};
+    assert_int_equal(atab_external_cache_init(t, &none), ATAB_EINVAL);
+    assert_int_equal(atab_external_handles(t), 0);
+    atab_release(t, a);
+    atab_table_free(t);
+}
+
+/* ---- the deferred free ---- */
+
+static void table_free_with_handles_out_defers_until_the_last_release(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    const atab_atom *a = atab_intern_cstr(t, "outlives-the-table");
+    const atab_atom *b = atab_intern_cstr(t, "also");
+    const atab_atom *u = atab_intern_cstr(t, "unused-then");
+    atab_external_acquire(t, a);
+    atab_external_acquire(t, a);
+    atab_external_acquire(t, b);
+    atab_release(t, a);
+    atab_release(t, b);
+    atab_release(t, u);
+    long before = c.live;
+    atab_table_free(t);
+    assert_true(c.live > 0);                   /* deferred */
+    assert_true(c.live < before);              /* the unused atom went */
+    assert_string_equal(atab_chars(a), "outlives-the-table");   /* ASan: no UAF */
+    assert_null(atab_external_acquire(t, a)); /* closing: no new handles */
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_external_release(t, a), ATAB_OK);
+    assert_string_equal(atab_chars(b), "also");
+    assert_int_equal(atab_external_release(t, b), ATAB_OK);
+    assert_true(c.live > 0);
+    assert_string_equal(atab_chars(a), "outlives-the-table");
+    assert_int_equal(atab_external_release(t, a), ATAB_OK);   /* frees all */
+    assert_int_equal(c.live, 0);
+    assert_int_equal(c.size_mismatch, 0);
+}
+
+static void table_free_without_handles_frees_at_once(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    const atab_atom *a = atab_intern_cstr(t, "x");
+    atab_external_acquire(t, a);
+    atab_external_release(t, a);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+typedef struct rel_job {
+    atab_table *t;
+    const atab_atom **atoms;
+    int n;
+    pthread_barrier_t *go;
+} rel_job;
+
+static void *release_all(void *p)
+{
+    rel_job *j = p;
+    pthread_barrier_wait(j->go);
+    for (int i = 0; i < j->n; i++)
+        assert_int_equal(atab_external_release(j->t, j->atoms[i]), ATAB_OK);
+    return NULL;
+}
+
+/* test_util.h's counting allocator behind a mutex, for many threads. */
+static pthread_mutex_t ca_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *locked_alloc(void *ud, size_t size)
+{
+    pthread_mutex_lock(&ca_lock);
+    void *p = ca_alloc(ud, size);
+    pthread_mutex_unlock(&ca_lock);
+    return p;
+}
+static void locked_free(void *ud, void *p, size_t size)
+{
+    pthread_mutex_lock(&ca_lock);
+    ca_free(ud, p, size);
+    pthread_mutex_unlock(&ca_lock);
+}
+
+static void the_last_of_many_threads_releasing_frees_the_table_once(void **state)
+{
+    (void)state;
+    enum { THREADS = 4, PER = 2000, ROUNDS = 20 };
+    for (int round = 0; round < ROUNDS; round++) {
+        counting_alloc c = {0};
+        atab_allocator al = {locked_alloc, locked_free, ca_usable, &c};
+        atab_table *t = plain_table(&al);
+        static const atab_atom *atoms[THREADS][PER];
+        char buf[32];
+        for (int k = 0; k < THREADS; k++) {
+            for (int i = 0; i < PER; i++) {
+                snprintf(buf, sizeof buf, "id-%d", i % 300);
+                atoms[k][i] = atab_intern_cstr(t, buf);
+                atab_external_acquire(t, atoms[k][i]);
+                atab_release(t, atoms[k][i]);
+            }
+        }
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, THREADS + 1);
+        pthread_t th[THREADS];
+        rel_job jobs[THREADS];
+        for (int k = 0; k < THREADS; k++) {
+            jobs[k] = (rel_job){t, atoms[k], PER, &go};
+            pthread_create(&th[k], NULL, release_all, &jobs[k]);
+        }
+        pthread_barrier_wait(&go);
+        atab_table_free(t);                    /* races with the releases */
+        for (int k = 0; k < THREADS; k++)
+            pthread_join(th[k], NULL);
+        pthread_barrier_destroy(&go);
+        pthread_mutex_lock(&ca_lock);
+        assert_int_equal(c.live, 0);
+        assert_int_equal(c.size_mismatch, 0);
+        pthread_mutex_unlock(&ca_lock);
+    }
+}
+
+/* ---- the host cache ---- */
+
+static void the_cache_returns_the_same_host_string(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    atab_table *t = plain_table(NULL);
+    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_EINVAL);   /* once */
+    const atab_atom *a = atab_intern_cstr(t, "This is a test");
+    hstr *s1 = atab_external_cache_get(t, a);
+    hstr *s2 = atab_external_cache_get(t, a);
+    assert_non_null(s1);
+    assert_ptr_equal(s1, s2);
+    assert_ptr_equal(s1->chars, atab_chars(a));   /* shared, not copied */
+    assert_int_equal(h.created, 1);
+    assert_int_equal(s1->rc, 3);                   /* cache + two reads */
+    assert_null(atab_external_cache_get(t, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_external_cache_get(NULL, a));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_external_cache_count(t), 1);
+    assert_int_equal(atab_external_handles(t), 1);
+    hstr_unref(&h, s1);
+    hstr_unref(&h, s2);
+    atab_release(t, a);
+    atab_table_free(t);                            /* drops the cached string */
+    assert_int_equal(h.dropped, 1);
+    assert_int_equal(h.finalized, 1);
+}
+
+static void trimming_drops_entries_for_otherwise_unused_atoms(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    atab_external_cache_init(t, &ops);
+    const atab_atom *keep = atab_intern_cstr(t, "kept");
+    const atab_atom *go = atab_intern_cstr(t, "gone");
+    hstr *held = atab_external_cache_get(t, go);   /* the host holds it */
+    hstr_unref(&h, atab_external_cache_get(t, keep));
+    atab_release(t, go);                           /* only the cache's refs left */
+    assert_int_equal(atab_gc(t), 0);               /* the cache keeps it alive */
+    assert_int_equal(atab_external_cache_trim(t), 1);
+    assert_int_equal(atab_external_cache_count(t), 1);
+    assert_int_equal(h.dropped, 1);
+    assert_int_equal(h.finalized, 0);              /* the host still holds it */
+    assert_int_equal(atab_gc(t), 0);
+    assert_string_equal(held->chars, "gone");
+    hstr_unref(&h, held);                          /* the host's GC */
+    assert_int_equal(h.finalized, 1);
+    assert_int_equal(atab_gc(t), 1);               /* now it can go */
+    assert_ptr_equal(atab_external_cache_get(t, keep), atab_external_cache_get(t, keep));
+    assert_int_equal(h.created, 2);                /* kept: not made again */
+    assert_int_equal(atab_external_cache_trim(t), 0);
+    hstr *k = atab_external_cache_get(t, keep);
+    hstr_unref(&h, k), hstr_unref(&h, k), hstr_unref(&h, k);   /* the 3 reads */
+    atab_release(t, keep);
+    assert_int_equal(atab_external_cache_trim(t), 1);
+    assert_int_equal(atab_gc(t), 1);
+    assert_int_equal(atab_external_cache_count(t), 0);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void the_cache_trims_itself_as_it_grows(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    atab_table *t = plain_table(NULL);
+    atab_external_cache_init(t, &ops);
+    char buf[32];
+    for (int i = 0; i < 20000; i++) {          /* each id read once, then dropped */
+        snprintf(buf, sizeof buf, "transient-%d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        hstr_unref(&h, atab_external_cache_get(t, a));
+        atab_release(t, a);
+        assert_true(atab_external_cache_count(t) <= 2048);
+    }
+    assert_true(h.dropped > 18000);
+    atab_table_free(t);
+    assert_int_equal(h.finalized, h.created);
+}
+
+static void the_cache_allocates_nothing_for_atoms_never_shared(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    const atab_atom *shared = atab_intern_cstr(t, "shared");
+    hstr_unref(&h, atab_external_cache_get(t, shared));
+    long allocs = c.allocs;
+    size_t bytes = c.bytes;
+    char buf[32];
+    const atab_atom *atoms[5000];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(buf, sizeof buf, "never-shared-%d", i);
+        atoms[i] = atab_intern_cstr(t, buf);
+    }
+    size_t atom_bytes = c.bytes - bytes;
+    long atom_allocs = c.allocs - allocs;
+    for (int i = 0; i < 100; i++)
+        hstr_unref(&h, atab_external_cache_get(t, shared));
+    assert_int_equal(c.allocs - allocs, atom_allocs);   /* hits allocate nothing */
+    assert_int_equal(c.bytes - bytes, atom_bytes);
+    /* the same table without a cache: exactly the same bytes per atom */
+    counting_alloc c2 = {0};
+    atab_allocator al2 = ca_allocator(&c2);
+    atab_table *t2 = plain_table(&al2);
+    atab_release(t2, atab_intern_cstr(t2, "shared"));   /* same atoms, same record */
+    size_t base2 = c2.bytes;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(buf, sizeof buf, "never-shared-%d", i);
+        atab_intern_cstr(t2, buf);
+    }
+    assert_int_equal(c2.bytes - base2, atom_bytes);
+    atab_table_free(t2);
+    for (int i = 0; i < 5000; i++)
+        atab_release(t, atoms[i]);
+    atab_release(t, shared);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void oom_in_the_cache_is_an_error_and_loses_nothing(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    const atab_atom *a = atab_intern_cstr(t, "first");
+    c.fail_at = c.attempts + 1;   /* the cache's first array */
+    assert_null(atab_external_cache_get(t, a));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    assert_int_equal(h.created, 0);              /* no host string made */
+    assert_int_equal(atab_external_cache_count(t), 0);
+    assert_int_equal(atab_external_handles(t), 0);
+    c.fail_at = 0;
+    atab_release(t, a);
+    assert_int_equal(atab_gc(t), 1);             /* no reference leaked */
+    a = atab_intern_cstr(t, "first");
+    h.fail_create = 1;                           /* the host fails */
+    assert_null(atab_external_cache_get(t, a));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    assert_int_equal(atab_external_cache_count(t), 0);
+    h.fail_create = 0;
+    hstr *s = atab_external_cache_get(t, a);     /* works again */
+    assert_non_null(s);
+    /* fill to the growth point (16 slots, load 1/2), then fail the growth */
+    const atab_atom *more[8];
+    char buf[16];
+    for (int i = 0; i < 7; i++) {
+        snprintf(buf, sizeof buf, "m%d", i);
+        more[i] = atab_intern_cstr(t, buf);
+        hstr_unref(&h, atab_external_cache_get(t, more[i]));
+    }
+    assert_int_equal(atab_external_cache_count(t), 8);
+    more[7] = atab_intern_cstr(t, "m7");
+    long created = h.created;
+    c.fail_at = c.attempts + 1;
+    c.fail_after = 1;
+    void *r = atab_external_cache_get(t, more[7]);   /* benign: 16 > 9 + 1 */
+    c.fail_at = 0;
+    c.fail_after = 0;
+    assert_non_null(r);
+    hstr_unref(&h, r);
+    assert_int_equal(h.created, created + 1);
+    for (int i = 0; i < 8; i++)   /* every entry still found */
+        hstr_unref(&h, atab_external_cache_get(t, more[i]));
+    assert_int_equal(h.created, created + 1);
+    for (int i = 0; i < 8; i++)
+        atab_release(t, more[i]);
+    hstr_unref(&h, s);
+    atab_release(t, a);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_int_equal(h.finalized, h.created);
+}
+
+static void oom_when_the_cache_cannot_grow_at_all(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    atab_external_cache_init(t, &ops);
+    enum { N = 16 };
+    const atab_atom *atoms[N];
+    char buf[16];
+    int failed_at = -1;
+    c.fail_at = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "k%d", i);
+        atoms[i] = atab_intern_cstr(t, buf);
+    }
+    c.fail_at = c.attempts + 2;   /* the first array works, growth fails */
+    c.fail_after = 1;
+    for (int i = 0; i < N && failed_at < 0; i++) {
+        void *s = atab_external_cache_get(t, atoms[i]);
+        if (!s) {
+            failed_at = i;
+            assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+        } else {
+            hstr_unref(&h, s);
+        }
+    }
+    c.fail_at = 0;
+    c.fail_after = 0;
+    assert_true(failed_at > 8);                    /* benign while it could */
+    assert_int_equal(atab_external_cache_count(t), failed_at);
+    assert_int_equal(h.created, failed_at);
+    for (int i = 0; i < failed_at; i++) {          /* all still there */
+        hstr *s = atab_external_cache_get(t, atoms[i]);
+        assert_string_equal(s->chars, atab_chars(atoms[i]));
+        hstr_unref(&h, s);
+    }
+    assert_int_equal(h.created, failed_at);
+    for (int i = 0; i < N; i++)
+        atab_release(t, atoms[i]);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void freeing_the_table_drops_the_cache_and_waits_for_the_strings(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    atab_external_cache_init(t, &ops);
+    const atab_atom *a = atab_intern_cstr(t, "still-read-by-the-host");
+    hstr *s = atab_external_cache_get(t, a);   /* the host keeps this one */
+    atab_release(t, a);
+    atab_table_free(t);
+    assert_int_equal(h.dropped, 1);
+    assert_true(c.live > 0);
+    assert_string_equal(s->chars, "still-read-by-the-host");
+    hstr_unref(&h, s);                         /* its finalizer frees the table */
+    assert_int_equal(c.live, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_handle_keeps_its_atom_alive_across_sweeps),
+        cmocka_unit_test(releasing_a_handle_never_frees_an_atom_others_hold),
+        cmocka_unit_test(the_report_counts_outstanding_handles),
+        cmocka_unit_test(the_report_counts_the_host_cache_s_memory),
+        cmocka_unit_test(reports_from_another_thread_while_the_cache_grows),
+        cmocka_unit_test(static_atoms_take_no_reference_and_no_handle),
+        cmocka_unit_test(finalizer_adapters_release_the_handle_from_the_chars),
+        cmocka_unit_test(bad_arguments_are_einval),
+        cmocka_unit_test(table_free_with_handles_out_defers_until_the_last_release),
+        cmocka_unit_test(table_free_without_handles_frees_at_once),
+        cmocka_unit_test(the_last_of_many_threads_releasing_frees_the_table_once),
+        cmocka_unit_test(the_cache_returns_the_same_host_string),
+        cmocka_unit_test(trimming_drops_entries_for_otherwise_unused_atoms),
+        cmocka_unit_test(the_cache_trims_itself_as_it_grows),
+        cmocka_unit_test(the_cache_allocates_nothing_for_atoms_never_shared),
+        cmocka_unit_test(oom_in_the_cache_is_an_error_and_loses_nothing),
+        cmocka_unit_test(oom_when_the_cache_cannot_grow_at_all),
+        cmocka_unit_test(freeing_the_table_drops_the_cache_and_waits_for_the_strings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
