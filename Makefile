@@ -56,8 +56,10 @@ $(O)/obj/%.o: src/%.c src/atab_int.h include/atomtab.h
 $(STATIC): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+# -z nodelete: thread.c's thread-exit destructor (a pthread key) must stay
+# mapped after a host dlcloses the library; threads may outlive the unload.
 $(SHARED): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libatomtab.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libatomtab.so.$(SOMAJOR) -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
 	ln -sf libatomtab.so.$(VERSION) $(O)/libatomtab.so.$(SOMAJOR)
 	ln -sf libatomtab.so.$(SOMAJOR) $(O)/libatomtab.so
 

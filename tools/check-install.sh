@@ -22,6 +22,11 @@ for how in meson make; do
         $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
     LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
         "$prefix/example" >/dev/null
+    # the shared library stays mapped after dlclose (its thread-exit
+    # destructor may still run): linked -z nodelete
+    libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab)
+    readelf -d "$libdir/libatomtab.so" | grep -q NODELETE ||
+        { echo "check-install: $how's libatomtab.so is not linked -z nodelete" >&2; exit 1; }
     # the installed report tool finds the installed corpus on its own
     "$prefix/bin/atomtab-report" --json > "$prefix/report.json" 2>/dev/null ||
         { echo "check-install: atomtab-report from $how install failed" >&2; exit 1; }
