@@ -416,7 +416,7 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  */
 
 /** Version of the layout below; the generator writes it, tables check it. */
-#define ATAB_STATIC_ABI 1u
+#define ATAB_STATIC_ABI 2u
 
 /** Longest atom a static set may hold, in bytes. */
 #define ATAB_STATIC_MAXLEN 256
@@ -436,12 +436,16 @@ struct atab_static_set {
     uint32_t maxlen;          /**< longest atom, bytes */
     uint32_t n_buckets;       /**< entries in disp */
     uint32_t n_slots;         /**< entries in slots */
-    uint32_t bytes;           /**< read-only bytes: atoms + disp + slots */
+    uint32_t bytes;           /**< read-only bytes: atoms + disp + slots + filter */
     uint64_t seed;            /**< the index's hash seed, fixed by the generator */
     const void *atoms;        /**< the atoms */
     const uint32_t *disp;     /**< per bucket: d1 << 16 | d2 */
     const uint32_t *slots;    /**< per slot: byte offset of an atom */
     const char *name;         /**< the set's name (--name) */
+    uint32_t filter_log2;     /**< the miss filter has 2^filter_log2 bits */
+    const uint64_t *filter;   /**< bit atab__static_filter_bit() set for each
+                                   atom (src/static_hash.h): a clear bit
+                                   skips the set without hashing */
 };
 
 /* ------------------------------------------------------------------ */

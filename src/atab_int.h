@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "atomtab.h"
+#include "static_hash.h"
 
 #define ATAB__HIDDEN __attribute__((visibility("hidden")))
 #define ATAB__LIKELY(x) __builtin_expect(!!(x), 1)
@@ -346,6 +347,22 @@ struct atab_table {
     atab__rec *recs;            /* per-thread records */
     atab_table *next_table;     /* the list of live tables (thread.c) */
 };
+
+/* Could one of t's static sets hold these bytes? Only the sets' miss
+** filters (static_hash.h): no hashing, inline, so a lookup that misses the
+** table and every set (most misses) pays a few loads and a multiply. */
+static inline int atab__static_may_hold(const atab_table *t, const char *s, size_t len)
+{
+    if (len > t->static_maxlen)
+        return 0;
+    for (size_t i = 0; i < t->n_sets; i++) {
+        const atab_static_set *set = t->sets[i];
+        uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
+        if ((set->filter[bit >> 6] >> (bit & 63)) & 1)
+            return 1;
+    }
+    return 0;
+}
 
 /* The table object's allocation: room to align it to a cache line. */
 #define ATAB__TABLE_ALLOC (sizeof(atab_table) + 63)

@@ -39,7 +39,8 @@ static const atab_static_set *const default_only[1] = {&atab_static_default};
 static int set_ok(const atab_static_set *s)
 {
     return s && s->abi == ATAB_STATIC_ABI && s->n && s->n_buckets && s->n_slots &&
-           s->maxlen <= ATAB_STATIC_MAXLEN && s->atoms && s->disp && s->slots;
+           s->maxlen <= ATAB_STATIC_MAXLEN && s->atoms && s->disp && s->slots &&
+           s->filter && s->filter_log2 >= 6 && s->filter_log2 <= 31;
 }
 
 /* Is the options' i-th set registered already, earlier in the order (the
@@ -146,6 +147,9 @@ const atab_atom *atab__static_find(const atab_table *t, const char *s, size_t le
         const atab_static_set *set = t->sets[i];
         if (len > set->maxlen)
             continue;
+        uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
+        if (!((set->filter[bit >> 6] >> (bit & 63)) & 1))
+            continue;   /* in no slot of this set: no hashing */
         if (!hashed || set->seed != seed) {
             seed = set->seed;
             h = atab__static_hash(seed, s, len);

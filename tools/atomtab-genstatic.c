@@ -517,6 +517,30 @@ typedef struct gs_opts {
     int n_exclude, export_;
 } gs_opts;
 
+/* The miss filter: 2^log2 bits, at least 8 per atom (about 1 false hit in
+** 12 for keys that are no atom), the bit of every atom set. Writes the
+** array; returns log2. Without memory for it every bit is set: lookups
+** still find every atom, only misses hash. */
+static unsigned write_filter(FILE *f, const gs_opts *o, const gs_list *l)
+{
+    unsigned log2 = 9;
+    while (((uint64_t)1 << log2) < (uint64_t)l->n * 8 && log2 < 31)
+        log2++;
+    size_t words = ((size_t)1 << log2) / 64;
+    uint64_t *bits = calloc(words, sizeof *bits);
+    for (size_t i = 0; bits && i < l->n; i++) {
+        uint32_t b = atab__static_filter_bit(l->v[i].name, l->v[i].len, log2);
+        bits[b >> 6] |= (uint64_t)1 << (b & 63);
+    }
+    fprintf(f, "static const uint64_t %s_index_filter[%zu] = {", o->name, words);
+    for (size_t w = 0; w < words; w++)
+        fprintf(f, "%sUINT64_C(0x%llx),", w % 4 ? " " : "\n    ",
+                bits ? (unsigned long long)bits[w] : ~0ull);
+    fprintf(f, "\n};\n\n");
+    free(bits);
+    return log2;
+}
+
 static void write_c(FILE *f, const gs_opts *o, const gs_list *l, const gs_index *ix,
                     uint64_t total, size_t maxlen)
 {
@@ -541,21 +565,24 @@ static void write_c(FILE *f, const gs_opts *o, const gs_list *l, const gs_index 
                 o->name, i, (unsigned long)l->v[i].off);
     fprintf(f, "_Static_assert(sizeof(struct %s__blob) == %lu, \"layout\");\n\n", o->name,
             (unsigned long)total);
-    fprintf(f, "static const uint32_t %s__disp[%lu] = {", o->name, (unsigned long)ix->n_buckets);
+    fprintf(f, "static const uint32_t %s_index_disp[%lu] = {", o->name, (unsigned long)ix->n_buckets);
     for (uint32_t b = 0; b < ix->n_buckets; b++)
         fprintf(f, "%s0x%lxu,", b % 8 ? " " : "\n    ", (unsigned long)ix->disp[b]);
-    fprintf(f, "\n};\n\nstatic const uint32_t %s__slots[%lu] = {", o->name,
+    fprintf(f, "\n};\n\nstatic const uint32_t %s_index_slots[%lu] = {", o->name,
             (unsigned long)ix->n_slots);
     for (uint32_t s = 0; s < ix->n_slots; s++)
         fprintf(f, "%s%lu,", s % 8 ? " " : "\n    ",
                 ix->slots[s] ? (unsigned long)l->v[ix->slots[s] - 1].off : 0xfffffffful);
-    fprintf(f, "\n};\n\nconst atab_static_set %s = {\n", o->name);
+    fprintf(f, "\n};\n\n");
+    unsigned log2 = write_filter(f, o, l);
+    fprintf(f, "const atab_static_set %s = {\n", o->name);
     fprintf(f, "    ATAB_STATIC_ABI, %zu, %zu, %lu, %lu,\n", l->n, maxlen,
             (unsigned long)ix->n_buckets, (unsigned long)ix->n_slots);
-    fprintf(f, "    (uint32_t)(sizeof %s_atoms + sizeof %s__disp + sizeof %s__slots),\n",
-            o->name, o->name, o->name);
-    fprintf(f, "    UINT64_C(%lu), &%s_atoms, %s__disp, %s__slots, \"%s\"\n};\n",
+    fprintf(f, "    (uint32_t)(sizeof %s_atoms + sizeof %s_index_disp + sizeof %s_index_slots + "
+            "sizeof %s_index_filter),\n", o->name, o->name, o->name, o->name);
+    fprintf(f, "    UINT64_C(%lu), &%s_atoms, %s_index_disp, %s_index_slots, \"%s\",\n",
             (unsigned long)ix->seed, o->name, o->name, o->name, o->name);
+    fprintf(f, "    %u, %s_index_filter\n};\n", log2, o->name);
 }
 
 static void write_h(FILE *f, const gs_opts *o, const gs_list *l)
