@@ -50,20 +50,19 @@ static inline uint64_t atab__static_hash(uint64_t seed, const char *s, size_t le
     return atab__sh_mix(h ^ atab__sh_word(p, len) ^ ATAB__SH_K1);
 }
 
-/* The miss filter's bit for len bytes at s, of 2^log2_bits: a mix of the
-** length and the first, middle and last bytes. The generator sets the bit
+/* The miss filter's bit for len bytes at s, of 2^log2_bits: the length and
+** the first, middle and last bytes in one word, Fibonacci-hashed (one
+** multiply, the top bits). The generator sets the bit
 ** of every atom of a set; a key whose bit is clear is in no slot of the
 ** set, so most misses skip the set without hashing (the index's hash is
 ** the dearer part of a static lookup). */
 static inline uint32_t atab__static_filter_bit(const char *s, size_t len, uint32_t log2_bits)
 {
     const unsigned char *p = (const unsigned char *)s;
-    uint32_t x = (uint32_t)len * 0x9e3779b1u;
+    uint32_t x = (uint32_t)len & 0xff;
     if (len)
-        x ^= ((uint32_t)p[0] << 16 | (uint32_t)p[len / 2] << 8 | p[len - 1]) * 0x85ebca6bu;
-    x ^= x >> 15;
-    x *= 0xc2b2ae35u;
-    return x >> (32 - log2_bits);
+        x |= (uint32_t)p[0] << 8 | (uint32_t)p[len >> 1] << 16 | (uint32_t)p[len - 1] << 24;
+    return (x * 0x9e3779b1u) >> (32 - log2_bits);
 }
 
 /* Reduces a 32-bit value to [0, n) without a division (Lemire). */

@@ -340,9 +340,9 @@ short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
 static __attribute__((noinline)) const atab_atom *
 short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
 {
-    atab__key k = {s, NULL, 0, len, h};
     if (!insert && !(atab__static_may_hold(t, s, len) && atab__static_find(t, s, len) != NULL))
         return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
+    atab__key k = {s, NULL, 0, len, h};
     return locked_path(t, &k, s, insert);
 }
 
