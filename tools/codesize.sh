@@ -31,6 +31,17 @@ row "README example, libatomtab.a linked in" "$tmp/example-static"
 row "README example, libatomtab.so" "$tmp/example-dynamic"
 echo "sections of the stripped libatomtab.so (size, Berkeley format):"
 size "$tmp/libatomtab.so" | tail -n 1 | awk '{ printf "  text %d  data %d  bss %d\n", $1, $2, $3 }'
+# The default static set (issue 3: ~2,800 atoms and their index) is data,
+# not code: shown apart, from the symbols' sizes in the unstripped library.
+st=0
+for hex in $(nm -S --defined-only "$so" | awk '$4 ~ /^atab_static_default/ { print $2 }'); do
+    st=$((st + 0x$hex))
+done
 b=$(wc -c < "$tmp/libatomtab.so")
-if [ "$b" -le 65536 ]; then echo "goal: libatomtab.so <= 64 KiB: met"; else
-    echo "goal: libatomtab.so <= 64 KiB: MISSED"; fi
+printf '  of which the default static set (atoms, index, filter): %d B (%s)\n' "$st" "$(kib "$st")"
+printf '  libatomtab.so without that data: %d B (%s)\n' $((b - st)) "$(kib $((b - st)))"
+for what in "libatomtab.so:$b" "libatomtab.so without the static set's data:$((b - st))"; do
+    n=${what##*:}
+    if [ "$n" -le 65536 ]; then r=met; else r=MISSED; fi
+    echo "goal: ${what%:*} <= 64 KiB: $r"
+done
