@@ -138,7 +138,7 @@ uninstall-report:
 # ---- bench/membytes: bytes per atom for atomtab, GLib and libxml2 ----
 # Always links jemalloc: its stats.allocated is the common measure.
 MEMBYTES := $(O)/bench/membytes
-$(MEMBYTES): bench/membytes.c $(STATIC)
+$(MEMBYTES): bench/membytes.c bench/tokens.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
@@ -167,11 +167,11 @@ BIG_TOKENS   := $(BENCH_DIR)/c-headers.tokens
 BENCH_ARGS   ?=
 THREADS_ARGS ?=
 
-$(ATOMBENCH): bench/suite.c include/atomtab.h $(STATIC)
+$(ATOMBENCH): bench/suite.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
-$(ATOMTHREADS): bench/threads.c include/atomtab.h $(STATIC)
+$(ATOMTHREADS): bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 $(GEN_TOKENS): tools/gen-tokens.c

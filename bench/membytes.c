@@ -24,13 +24,14 @@
 #include <libxml/dict.h>
 
 #include "atab_int.h"   /* ATAB__TABLE_ALLOC, for the size-class notes */
+#include "tokens.h"
 
 static double *table_share;   /* shared with the atomtab child */
 
 typedef struct corpus {
-    char *text;
-    const char **tok;   /* NUL-terminated tokens, in stream order */
-    size_t *len;
+    tokens k;           /* NUL-terminated tokens, in stream order */
+    const char **tok;   /* k.s */
+    size_t *len;        /* k.len */
     size_t n;           /* tokens */
     size_t distinct;    /* distinct tokens */
     size_t chars;       /* sum of len + 1 over distinct tokens */
@@ -60,32 +61,10 @@ static int cmp_tok(const void *a, const void *b)
 /* Reads FILE; splits it into tokens and counts the distinct ones. */
 static void load(const char *path, corpus *c)
 {
-    FILE *f = fopen(path, "rb");
-    long size;
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-        perror(path);
-        exit(1);
-    }
-    rewind(f);
-    c->text = malloc((size_t)size + 1);
-    c->tok = malloc(((size_t)size + 1) * sizeof *c->tok);
-    c->len = malloc(((size_t)size + 1) * sizeof *c->len);
-    if (!c->text || !c->tok || !c->len || fread(c->text, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "membytes: cannot read %s\n", path);
-        exit(1);
-    }
-    fclose(f);
-    c->text[size] = '\n';
-    c->n = 0;
-    for (char *s = c->text, *end = c->text + size; s < end;) {
-        char *nl = memchr(s, '\n', (size_t)(end - s) + 1);
-        *nl = '\0';
-        if (nl > s) {
-            c->tok[c->n] = s;
-            c->len[c->n++] = (size_t)(nl - s);
-        }
-        s = nl + 1;
-    }
+    tokens_load(path, &c->k, "membytes");
+    c->tok = c->k.s;
+    c->len = c->k.len;
+    c->n = c->k.n;
     const char **sorted = malloc(c->n * sizeof *sorted);
     memcpy(sorted, c->tok, c->n * sizeof *sorted);
     qsort(sorted, c->n, sizeof *sorted, cmp_tok);

@@ -51,6 +51,8 @@
 
 #include <atomtab.h>
 
+#include "tokens.h"
+
 /* ---- the interface ---- */
 
 typedef struct backend {
@@ -208,42 +210,10 @@ static const backend backends[] = {
 
 /* ---- tokens ---- */
 
-typedef struct tokens {
-    char *text;
-    const char **s;
-    size_t *len;
-    size_t n;
-} tokens;
-
 /* Reads FILE into NUL-terminated tokens (empty lines skipped). */
 static void load(const char *path, tokens *t)
 {
-    FILE *f = fopen(path, "rb");
-    long size;
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-        perror(path);
-        exit(1);
-    }
-    rewind(f);
-    t->text = malloc((size_t)size + 1);
-    t->s = malloc(((size_t)size / 2 + 1) * sizeof *t->s);
-    t->len = malloc(((size_t)size / 2 + 1) * sizeof *t->len);
-    if (!t->text || !t->s || !t->len || fread(t->text, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "atombench: cannot read %s\n", path);
-        exit(1);
-    }
-    fclose(f);
-    t->text[size] = '\n';
-    t->n = 0;
-    for (char *p = t->text, *end = t->text + size; p < end;) {
-        char *nl = memchr(p, '\n', (size_t)(end - p) + 1);
-        *nl = '\0';
-        if (nl > p) {
-            t->s[t->n] = p;
-            t->len[t->n++] = (size_t)(nl - p);
-        }
-        p = nl + 1;
-    }
+    tokens_load(path, t, "atombench");
 }
 
 /* The miss set: a copy of the stream with each first byte set to 0x7f. */
