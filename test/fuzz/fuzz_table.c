@@ -17,7 +17,7 @@
 ** Input format: byte 0 configures the table (sweep mode, memory limit,
 ** injected allocation failures, initial capacity); then each operation is
 ** one opcode byte followed by its operands (see decode_key). Adding an
-** operation (static lookups, external handles) is one enum value, one
+** operation is one enum value, one
 ** case in step() and, when it has state, a field in `model_ent`.
 */
 #include <stdint.h>
@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "atab_int.h"   /* atab__count, atab__table_visit: exact checks */
+#include "atomtab_atoms.h"   /* the default static set, for OP_STATIC */
 
 #define CHECK(c)                                                           \
     do {                                                                   \
@@ -83,7 +84,8 @@ typedef struct model_ent {
     char *s;                /* UTF-8 bytes (malloc'd) */
     size_t len;
     const atab_atom *a;     /* the atom while present */
-    long count;             /* references the model holds */
+    long count;             /* references the model holds (handles included) */
+    long handles;           /* of those, external handles */
     int present;            /* in the table (count > 0, or unused) */
 } model_ent;
 
@@ -92,6 +94,8 @@ typedef struct model {
     size_t n, cap;
     int exact_sweeps;       /* sweeps only on atab_gc (threshold SIZE_MAX) */
     int may_fail;           /* allocation failures or a memory limit */
+    int statics;            /* the default static set is registered */
+    long handles;           /* external handles out, over all entries */
     struct fz_alloc *al;    /* the table's allocator, for the checks */
     struct model_ent *touched;   /* the entry the last step changed */
     unsigned bulk_next;     /* OP_BULK's key counter */
@@ -330,6 +334,8 @@ static size_t ptr_slot(const seen *s, const atab_atom *a)
 static void see(void *ud, const atab_atom *a)
 {
     seen *s = ud;
+    if (atab_is_static(a))
+        return;   /* a static atom cached in a slot: not the model's */
     CHECK(s->n + 1 < s->cap);   /* else the table holds atoms the model lacks */
     size_t i = ptr_slot(s, a);
     CHECK(s->v[i] == NULL);   /* an atom is in one slot only */
@@ -422,8 +428,8 @@ enum {
     OP_INTERN, OP_INTERN_OLD, OP_INTERN_U16, OP_INTERN_U16_OLD, OP_LOOKUP,
     OP_LOOKUP_U16, OP_REF, OP_RELEASE, OP_RELEASE_ALL, OP_GC, OP_REPORT,
     OP_BULK,       /* interns 4n generated keys at once: growth */
-    OP_EXTERNAL,   /* HOOK: external acquire/release (src/external.c) */
-    OP_STATIC,     /* HOOK: static lookups (src/static.c) */
+    OP_EXTERNAL,   /* external handle acquire / release (src/external.c) */
+    OP_STATIC,     /* a string of the default static set, by every entry */
     N_OPS
 };
 
@@ -433,6 +439,11 @@ static void expect_atom(model *m, const char *s, size_t len, const atab_atom *a,
                         int insert)
 {
     model_ent *e = model_find(m, s, len);
+    if (a && atab_is_static(a)) {   /* only from a registered set, never a twin */
+        CHECK(m->statics && (!e || !e->present));
+        CHECK(atab_len(a) == len && memcmp(atab_chars(a), s, len) == 0);
+        return;
+    }
     if (e && e->present) {   /* a hit, or a revival: never fails */
         CHECK(a == e->a);
         model_ref(m, e);
@@ -467,7 +478,7 @@ static model_ent *pick_held(model *m, reader *r)
         return NULL;
     for (size_t i = 0; i < m->n; i++) {   /* the first held from b on */
         model_ent *e = &m->e[(b + i) % m->n];
-        if (e->present && e->count > 0)
+        if (e->present && e->count > e->handles)   /* a plain reference */
             return e;
     }
     return NULL;
@@ -531,6 +542,78 @@ static void op_intern_u16(atab_table *t, model *m, const uint16_t *u, size_t n,
     expect_atom(m, kbuf, (size_t)l8, a, insert);
 }
 
+/* An external handle: acquire one on a held atom (a reference more), or
+** release one the model holds (a reference less). Returns as step(). */
+static int op_external(atab_table *t, model *m, reader *r)
+{
+    unsigned b;
+    model_ent *e;
+    if (!rd(r, &b))
+        return 0;
+    if (b & 1) {   /* release a handle, if any is out */
+        for (size_t i = 0; m->handles && i < m->n; i++) {
+            e = &m->e[(b / 2 + i) % m->n];
+            if (e->present && e->handles > 0) {
+                CHECK(atab_external_release(t, e->a) == ATAB_OK);
+                e->handles--;
+                m->handles--;
+                model_unref(m, e);
+                CHECK(atab_external_handles(t) == (size_t)m->handles);
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (m->present == m->zero)
+        return 0;
+    for (size_t i = 0; i < m->n; i++) {
+        e = &m->e[(b / 2 + i) % m->n];
+        if (e->present && e->count > 0) {
+            CHECK(atab_external_acquire(t, e->a) == e->a);
+            e->handles++;
+            m->handles++;
+            model_ref(m, e);
+            CHECK(atab_external_handles(t) == (size_t)m->handles);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* One string of the default static set (picked by the next byte) through
+** intern, lookup or UTF-16: the set's atom when the set is registered,
+** never counted, else an ordinary dynamic atom. */
+static void op_static(atab_table *t, model *m, reader *r)
+{
+    unsigned b, how;
+    const atab_static_set *set = &atab_static_default;
+    if (!rd(r, &b) || !rd(r, &how))
+        return;
+    uint32_t off = set->slots[(b * 11u) % set->n_slots];
+    if (off == UINT32_MAX)
+        return;
+    const atab_atom *sa = (const atab_atom *)(const void *)((const char *)set->atoms + off);
+    size_t len = atab_len(sa);
+    const atab_atom *a;
+    memcpy(kbuf, atab_chars(sa), len);
+    long n16 = ref_u8_to_u16(kbuf, len, ubuf);
+    switch (how % 3) {
+    case 0: a = atab_intern(t, kbuf, len); break;
+    case 1: a = atab_lookup(t, kbuf, len); break;
+    default: a = n16 < 0 ? NULL : atab_intern_utf16(t, ubuf, (size_t)n16); break;
+    }
+    if (m->statics) {
+        CHECK(a == sa && atab_is_static(a));
+        CHECK(atab_ref(a) == a && atab_release(t, a) == ATAB_OK);   /* no-ops */
+        CHECK(atab_external_acquire(t, a) == a && atab_external_release(t, a) == ATAB_OK);
+        CHECK(a->atab__refcnt == 0);
+        return;
+    }
+    if (how % 3 == 2 && n16 < 0)
+        return;
+    expect_atom(m, kbuf, len, a, how % 3 != 1);
+}
+
 /* Runs one operation; returns 1 when it released a reference, 2 when
 ** every atom should be checked. */
 static int step(atab_table *t, model *m, reader *r, unsigned op)
@@ -580,7 +663,7 @@ static int step(atab_table *t, model *m, reader *r, unsigned op)
         return 0;
     case OP_RELEASE_ALL:   /* drop every reference to one atom */
         if ((e = pick_held(m, r)) != NULL) {
-            while (e->count > 1) {   /* a sweep may run at any of them */
+            while (e->count > e->handles + 1) {   /* a sweep may run at any of them */
                 CHECK(atab_release(t, e->a) == ATAB_OK);
                 model_unref(m, e);
                 check(t, m, 1, 0);
@@ -607,8 +690,11 @@ static int step(atab_table *t, model *m, reader *r, unsigned op)
         m->touched = NULL;
         return 2;   /* check every atom */
     }
-    case OP_EXTERNAL:   /* HOOK: atab_external_acquire/release go here */
-    case OP_STATIC:     /* HOOK: lookups that hit static atoms go here */
+    case OP_EXTERNAL:
+        return op_external(t, m, r);
+    case OP_STATIC:
+        op_static(t, m, r);
+        return 0;
     default:
         return 0;
     }
@@ -616,13 +702,37 @@ static int step(atab_table *t, model *m, reader *r, unsigned op)
 
 /* Drops every reference the model holds, checking after each release (a
 ** sweep may run at any one of them). */
-static void release_everything(atab_table *t, model *m)
+static void release_everything(atab_table *t, model *m, int keep_handles)
 {
     for (size_t i = 0; i < m->n; i++) {
-        while (m->e[i].present && m->e[i].count > 0) {
-            CHECK(atab_release(t, m->e[i].a) == ATAB_OK);
-            model_unref(m, &m->e[i]);
+        model_ent *e = &m->e[i];
+        while (!keep_handles && e->present && e->handles > 0) {
+            CHECK(atab_external_release(t, e->a) == ATAB_OK);
+            e->handles--;
+            m->handles--;
+            model_unref(m, e);
             check(t, m, 1, 0);
+        }
+        while (e->present && e->count > e->handles) {
+            CHECK(atab_release(t, e->a) == ATAB_OK);
+            model_unref(m, e);
+            check(t, m, 1, 0);
+        }
+    }
+}
+
+/* Frees the table with handles still out (cfg bit 64): the table defers
+** its free, and the atoms the handles hold stay valid, until the last
+** handle is released; then nothing may be left. */
+static void free_with_handles(atab_table *t, model *m, fz_alloc *al)
+{
+    atab_table_free(t);
+    CHECK(al->live > 0);   /* deferred: the table and the held atoms */
+    for (size_t i = 0; i < m->n; i++) {
+        model_ent *e = &m->e[i];
+        for (; e->present && e->handles > 0; e->handles--, m->handles--) {
+            CHECK(atab_len(e->a) == e->len && memcmp(atab_chars(e->a), e->s, e->len) == 0);
+            CHECK(atab_external_release(t, e->a) == ATAB_OK);
         }
     }
 }
@@ -641,6 +751,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rd(&r, &cfg);
     memset(&o, 0, sizeof o);
     o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    if (cfg & 32) {   /* the default static set: its strings are static atoms */
+        o.flags &= ~ATAB_NO_DEFAULT_STATICS;
+        m.statics = 1;
+    }
     o.seed = cfg & 0x80 ? 0 : 0x9e3779b97f4a7c15u;
     o.allocator = &hooks;
     m.exact_sweeps = !(cfg & 1);
@@ -665,12 +779,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(t, &m, rc == 1, rc == 2 || n % 32 == 0);
     }
     check(t, &m, 0, 1);
-    release_everything(t, &m);
+    int keep = (cfg & 64) && m.handles > 0;
+    release_everything(t, &m, keep);
     atab_gc(t);
     model_swept(&m);
     check(t, &m, 0, 1);
-    CHECK(atab_count(t) == 0);
-    atab_table_free(t);
+    if (keep) {
+        free_with_handles(t, &m, &al);
+    } else {
+        CHECK(atab_count(t) == 0);
+        atab_table_free(t);
+    }
     CHECK(al.live == 0 && al.bytes == 0);   /* nothing leaked */
     model_free(&m);
     return 0;
