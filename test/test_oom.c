@@ -13,12 +13,14 @@
 ** Each run works in a new thread, so the per-thread records (thread.c) are
 ** allocated in every run at the same point, and the second thread's too.
 ** ATAB_OOM_KEYS (default 400) sets the workload's size (valgrind runs use
-** fewer). To add an operation (static lookups, external handles), add a
-** phase to workload() that calls note()/expect_ok() like the others.
+** fewer). The workload ends with static lookups (the default set) and
+** external handles held across a sweep. To add an operation, add a phase
+** to workload() that calls note() like the others.
 */
 #include <pthread.h>
 
 #include "test_util.h"
+#include "atomtab_atoms.h"   /* ATAB_ATOM: the default static set */
 
 #define KEY_CAP 400
 
@@ -170,6 +172,36 @@ static void report_and_stats(wl *w)
     assert_int_equal(st.bytes, w->c->bytes);
 }
 
+/* Static atoms: found through every entry point whatever fails (caching
+** one in the table's slots is benign), never a dynamic twin. */
+static void statics(wl *w)
+{
+    static const uint16_t div16[] = {'d', 'i', 'v'};
+    for (int k = 0; k < 2; k++) {
+        assert_ptr_equal(atab_intern_cstr(w->t, "div"), ATAB_ATOM(div));
+        assert_ptr_equal(atab_lookup(w->t, "class", 5), ATAB_ATOM(class));
+        assert_ptr_equal(atab_intern_utf16(w->t, div16, 3), ATAB_ATOM(div));
+        assert_ptr_equal(atab_intern(w->t, "accept-charset", 14), ATAB_ATOM(accept_charset));
+    }
+}
+
+/* External handles on held atoms allocate nothing and keep their atoms
+** through a sweep; released, they leave the counts as they were. */
+static void handles(wl *w)
+{
+    long before = w->c->attempts;
+    for (int i = 0; i < w->nkeys; i += 5)
+        if (w->refs[i] > 0)
+            assert_ptr_equal(atab_external_acquire(w->t, w->a[i]), w->a[i]);
+    assert_int_equal(w->c->attempts, before);
+    atab_gc(w->t);
+    verify(w);
+    for (int i = 0; i < w->nkeys; i += 5)
+        if (w->refs[i] > 0)
+            assert_int_equal(atab_external_release(w->t, w->a[i]), ATAB_OK);
+    assert_int_equal(atab_external_handles(w->t), 0);
+}
+
 static void workload(wl *w)
 {
     pthread_t th;
@@ -194,7 +226,8 @@ static void workload(wl *w)
         intern_utf8(w, i);
     for (int i = 0; i < n; i += 2)              /* revive or hit */
         intern_utf16(w, i);
-    /* HOOK: static lookups and external handles (issues 3, 4) go here. */
+    statics(w);
+    handles(w);
     verify(w);
 }
 
@@ -218,7 +251,7 @@ static run_result run_once(int nkeys, long fail_at, int fail_after)
     atab_options o;
     run_result res = {0, 0};
     memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.flags = ATAB_FIXED_SEED;   /* the default static set too */
     o.seed = 7;
     o.allocator = &al;
     o.sweep_threshold = 40;
