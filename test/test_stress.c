@@ -9,26 +9,27 @@
 **
 ** ATAB_STRESS_SECONDS (default 2) and ATAB_STRESS_THREADS (default 8, at
 ** least 8) set the run; `make stress` runs it long. Under TSan in CI.
-** To add an operation (static lookups, external handles): one enum value
-** before N_OPS and one case in do_op().
+** Static lookups (the default set) and external handles (kept across
+** other threads' sweeps) run among the others. To add an operation: one
+** enum value before N_OPS and one case in do_op().
 */
 #include <pthread.h>
 #include <time.h>
 
 #include "test_util.h"
+#include "atomtab_atoms.h"   /* ATAB_ATOM: the default static set */
 
-enum { SHARED_KEYS = 4096, HELD = 64, KEYLEN = 64 };
+enum { SHARED_KEYS = 4096, HELD = 64, KEYLEN = 64, HANDLES = 8 };
 
 enum {
     OP_INTERN, OP_INTERN_U16, OP_LOOKUP, OP_REF, OP_RELEASE, OP_CHURN,
-    OP_GC, OP_REPORT, OP_STATS,
-    /* HOOK: OP_STATIC, OP_EXTERNAL (issues 3, 4) */
+    OP_GC, OP_REPORT, OP_STATS, OP_STATIC, OP_EXTERNAL,
     N_OPS
 };
 
 static const char *const op_names[N_OPS] = {
     "intern", "intern_utf16", "lookup", "ref", "release", "churn (private key)",
-    "gc", "report", "stats",
+    "gc", "report", "stats", "static", "external",
 };
 
 typedef struct held_ref {
@@ -42,6 +43,7 @@ typedef struct worker {
     uint64_t rng;
     int *stop;
     held_ref held[HELD];
+    const atab_atom *handle[HANDLES];   /* external handles this thread holds */
     long ops[N_OPS];
     long errors;            /* a wrong atom, wrong bytes or a failed call */
     unsigned churn;         /* private keys made so far */
@@ -161,6 +163,29 @@ static void do_op(worker *w, unsigned op)
         if (atab_report_tree(w->t, null_writer, NULL) != ATAB_OK)
             w->errors++;
         break;
+    case OP_STATIC: {   /* default-set strings: the static atom, every entry */
+        static const uint16_t div16[] = {'d', 'i', 'v'};
+        unsigned how = (unsigned)(next_rand(&w->rng) % 3);
+        a = how == 0 ? atab_intern(w->t, "span", 4)
+            : how == 1 ? atab_lookup(w->t, "class", 5) : atab_intern_utf16(w->t, div16, 3);
+        if (a != (how == 0 ? ATAB_ATOM(span) : how == 1 ? ATAB_ATOM(class) : ATAB_ATOM(div)))
+            w->errors++;
+        else if (atab_release(w->t, a) != ATAB_OK)   /* a no-op */
+            w->errors++;
+        break;
+    }
+    case OP_EXTERNAL: {   /* take a handle on a held atom, or drop one */
+        const atab_atom **hd = &w->handle[next_rand(&w->rng) % HANDLES];
+        if (*hd) {
+            if (atab_external_release(w->t, *hd) != ATAB_OK)
+                w->errors++;
+            *hd = NULL;
+        } else if (h->a) {
+            if ((*hd = atab_external_acquire(w->t, h->a)) != h->a)
+                w->errors++;
+        }
+        break;
+    }
     case OP_STATS:
         if (atab_get_stats(w->t, &st) != ATAB_OK || st.unused > st.atoms ||
             st.misuse != 0)
@@ -182,7 +207,8 @@ static unsigned pick_op(worker *w)
         return OP_STATS;
     static const unsigned common[] = {OP_INTERN, OP_INTERN, OP_INTERN_U16, OP_LOOKUP,
                                       OP_LOOKUP, OP_REF, OP_RELEASE, OP_RELEASE,
-                                      OP_RELEASE, OP_CHURN, OP_CHURN};
+                                      OP_RELEASE, OP_CHURN, OP_CHURN, OP_STATIC,
+                                      OP_EXTERNAL};
     return common[r % (sizeof common / sizeof *common)];
 }
 
@@ -209,7 +235,7 @@ static void all_operations_at_once_keep_identity_and_counts(void **state)
     int nthreads = env_int("ATAB_STRESS_THREADS", 8, 8);
     atab_options o;
     memset(&o, 0, sizeof o);
-    o.flags = ATAB_NO_DEFAULT_STATICS;   /* random seed, as a host gets */
+    o.flags = 0;                         /* random seed, default statics: as a host gets */
     o.sweep_threshold = 64;              /* sweeps happen all the time */
     atab_table *t = atab_table_new(&o);
     assert_non_null(t);
@@ -252,10 +278,17 @@ static void all_operations_at_once_keep_identity_and_counts(void **state)
         printf("%s%s %ld", op ? ", " : "", op_names[op], per_op[op]);
     printf(")\n");
     assert_int_equal(errors, 0);
-    for (int i = 0; i < nthreads; i++)
+    for (int i = 0; i < nthreads; i++) {
         for (int j = 0; j < HELD; j++)
             if (w[i].held[j].a)
                 assert_int_equal(atab_release(t, w[i].held[j].a), ATAB_OK);
+        for (int j = 0; j < HANDLES; j++)   /* handles kept their atoms alive */
+            if (w[i].handle[j]) {
+                assert_true(atab_len(w[i].handle[j]) > 0);
+                assert_int_equal(atab_external_release(t, w[i].handle[j]), ATAB_OK);
+            }
+    }
+    assert_int_equal(atab_external_handles(t), 0);
     atab_gc(t);
     atab_stats st;
     assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
