@@ -348,20 +348,34 @@ struct atab_table {
     atab_table *next_table;     /* the list of live tables (thread.c) */
 };
 
+/* Could this set hold these bytes? Its miss filter's bit (static_hash.h):
+** a clear bit means no slot of the set holds them, known without hashing. */
+static inline int atab__set_may_hold(const atab_static_set *set, const char *s, size_t len)
+{
+    uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
+    return (int)((set->filter[bit >> 6] >> (bit & 63)) & 1);
+}
+
 /* Could one of t's static sets hold these bytes? Only the sets' miss
-** filters (static_hash.h): no hashing, inline, so a lookup that misses the
-** table and every set (most misses) pays a few loads and a multiply. */
+** filters: no hashing, inline, so a lookup that misses the table and every
+** set (most misses) pays a few loads and a multiply. */
 static inline int atab__static_may_hold(const atab_table *t, const char *s, size_t len)
 {
     if (len > t->static_maxlen)
         return 0;
-    for (size_t i = 0; i < t->n_sets; i++) {
-        const atab_static_set *set = t->sets[i];
-        uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
-        if ((set->filter[bit >> 6] >> (bit & 63)) & 1)
+    for (size_t i = 0; i < t->n_sets; i++)
+        if (atab__set_may_hold(t->sets[i], s, len))
             return 1;
-    }
     return 0;
+}
+
+/* The static atom with these UTF-8 bytes (s may be NULL: a long UTF-16
+** key, which no static atom is), or NULL; the filters first, the sets'
+** index only where a filter lets the key through. */
+static inline const atab_atom *atab__static_lookup(const atab_table *t, const char *s,
+                                                   size_t len)
+{
+    return s && atab__static_may_hold(t, s, len) ? atab__static_find(t, s, len) : NULL;
 }
 
 /* The table object's allocation: room to align it to a cache line. */

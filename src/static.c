@@ -147,8 +147,7 @@ const atab_atom *atab__static_find(const atab_table *t, const char *s, size_t le
         const atab_static_set *set = t->sets[i];
         if (len > set->maxlen)
             continue;
-        uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
-        if (!((set->filter[bit >> 6] >> (bit & 63)) & 1))
+        if (!atab__set_may_hold(set, s, len))
             continue;   /* in no slot of this set: no hashing */
         if (!hashed || set->seed != seed) {
             seed = set->seed;

@@ -5,8 +5,9 @@
 ** The 64-bit seeded XXH3 hash of a string picks everything: its top
 ** ATAB__SHARD_BITS bits the shard, the next 16 bits a tag kept in the slot,
 ** the low 32 bits the home slot in the shard's array (scaled to its
-** capacity, a jemalloc size class; see atab__arr_cap). Linear probing; deletions (sweeps only) leave tombstones, cleared when the array
-** is rebuilt. A slot holds the atom pointer with the tag in its top 16 bits,
+** capacity, a jemalloc size class; see atab__arr_cap). Linear probing;
+** deletions (sweeps only) leave tombstones, cleared when the array is
+** rebuilt. A slot holds the atom pointer with the tag in its top 16 bits,
 ** so a probe rejects all but 1 in 65536 non-matching atoms without touching
 ** them, and a slot costs 8 bytes.
 */
@@ -241,8 +242,7 @@ static const atab_atom *locked_path(atab_table *t, const atab__key *k,
     if (a) {
         if (!atab_is_static(a))
             atab__count_add(a, 1);
-    } else if (u8 && atab__static_may_hold(t, u8, k->len) &&
-               (a = atab__static_find(t, u8, k->len)) != NULL) {
+    } else if ((a = atab__static_lookup(t, u8, k->len)) != NULL) {
         if (shard_insert(t, sh, k, slot_make(a, k->hash), &retired) == 0)
             sh->statics++;   /* cached: later hits are one probe */
         atab__set_error(ATAB_OK);   /* failing to cache is benign */
@@ -286,8 +286,7 @@ find_or_insert(atab_table *t, const atab__key *k,
         ** asking them takes no lock either). A racing insert is ordered
         ** after this lookup. Before: 326 Ir per corpus miss, 22% of it in
         ** pthread_mutex_lock/unlock and the second probe (callgrind). */
-        if (!insert && !(u8 && atab__static_may_hold(t, u8, k->len) &&
-                         atab__static_find(t, u8, k->len) != NULL))
+        if (!insert && !atab__static_lookup(t, u8, k->len))
             return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
     }
     return locked_path(t, k, u8, insert);
@@ -340,7 +339,7 @@ short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
 static __attribute__((noinline)) const atab_atom *
 short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
 {
-    if (!insert && !(atab__static_may_hold(t, s, len) && atab__static_find(t, s, len) != NULL))
+    if (!insert && !atab__static_lookup(t, s, len))
         return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
     atab__key k = {s, NULL, 0, len, h};
     return locked_path(t, &k, s, insert);
@@ -503,7 +502,6 @@ static size_t sweep_slot(atab_table *t, atab__shard *sh, uint64_t *slot)
     return 1;
 }
 
-/* Sweeps one candidate: finds its slot by hash and address. */
 /* The slot holding atom `a` (hash h) in a locked shard, found by address;
 ** NULL when the shard does not hold it. */
 static uint64_t *find_slot(atab__shard *sh, uint64_t h, const atab_atom *a)
@@ -516,6 +514,7 @@ static uint64_t *find_slot(atab__shard *sh, uint64_t h, const atab_atom *a)
     return NULL;
 }
 
+/* Sweeps one candidate: finds its slot by hash and address. */
 static size_t sweep_candidate(atab_table *t, const atab_atom *a)
 {
     uint64_t h = atom_hash(t, a);
