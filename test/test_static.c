@@ -36,27 +36,6 @@ static const atab_atom *next_atom(const atab_atom *a)
     return (const atab_atom *)(const void *)((const char *)a + sz);
 }
 
-static size_t utf8_to_u16(const char *s, size_t len, uint16_t *out)
-{
-    const unsigned char *p = (const unsigned char *)s, *e = p + len;
-    size_t n = 0;
-    while (p < e) {
-        uint32_t c;
-        if (*p < 0x80) c = *p++;
-        else if (*p < 0xe0) { c = (uint32_t)(*p & 0x1f) << 6 | (p[1] & 0x3f); p += 2; }
-        else if (*p < 0xf0) { c = (uint32_t)(*p & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f); p += 3; }
-        else { c = (uint32_t)(*p & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 | (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f); p += 4; }
-        if (c >= 0x10000) {
-            c -= 0x10000;
-            out[n++] = (uint16_t)(0xd800 + (c >> 10));
-            out[n++] = (uint16_t)(0xdc00 + (c & 0x3ff));
-        } else {
-            out[n++] = (uint16_t)c;
-        }
-    }
-    return n;
-}
-
 /* Checks that every atom of `set` comes back from every entry point, twice
 ** (the first a miss that finds and caches it, the second a hit). */
 static void check_every_atom(atab_table *t, const atab_static_set *set)
@@ -65,7 +44,7 @@ static void check_every_atom(atab_table *t, const atab_static_set *set)
     const atab_atom *a = set->atoms;
     for (uint32_t i = 0; i < set->n; i++, a = next_atom(a)) {
         const char *s = atab_chars(a);
-        size_t len = atab_len(a), n16 = utf8_to_u16(s, len, u);
+        size_t len = atab_len(a), n16 = u8_to_u16(s, len, u);
         assert_true(atab_is_static(a));
         assert_int_equal(s[len], '\0');
         assert_ptr_equal(atab_lookup(t, s, len), a);   /* before any intern */

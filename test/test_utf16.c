@@ -4,26 +4,10 @@
 */
 #include "test_util.h"
 
-/* Converts UTF-8 test text to UTF-16 (valid input only). */
+/* Converts NUL-terminated UTF-8 test text to UTF-16 (valid input only). */
 static size_t to_u16(const char *s, uint16_t *out)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = 0;
-    while (*p) {
-        uint32_t c;
-        if (*p < 0x80) c = *p++;
-        else if (*p < 0xe0) { c = (uint32_t)(*p & 0x1f) << 6 | (p[1] & 0x3f); p += 2; }
-        else if (*p < 0xf0) { c = (uint32_t)(*p & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f); p += 3; }
-        else { c = (uint32_t)(*p & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 | (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f); p += 4; }
-        if (c >= 0x10000) {
-            c -= 0x10000;
-            out[n++] = (uint16_t)(0xd800 + (c >> 10));
-            out[n++] = (uint16_t)(0xdc00 + (c & 0x3ff));
-        } else {
-            out[n++] = (uint16_t)c;
-        }
-    }
-    return n;
+    return u8_to_u16(s, strlen(s), out);
 }
 
 static const char *samples[] = {
