@@ -223,7 +223,7 @@ $(FUZZ_BIN): $(FUZZ_SRCS) src/atab_int.h src/static_hash.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SRCS) -o $@ -lxxhash -pthread
 
-fuzz-bin: deps-build
+fuzz-bin: lib   # the generated default set, made once by lib
 	@sh tools/deps.sh fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 
@@ -410,7 +410,7 @@ $(ADDON): bindings/node/atomtab_node.c include/atomtab.h $(ADDON_LIB)
 	$(CC) $(ADDON_CFLAGS) -shared -Wl,-z,nodelete $< -o $@ $(ADDON_LIB) -lxxhash -pthread
 
 .PHONY: node-addon test-node bench-node
-node-addon: deps-build
+node-addon: lib   # lib generates atomtab_atoms.c/.h first: no second generator run beside it
 	@if $(HAVE_NODE); then $(MAKE) --no-print-directory $(ADDON); \
 	else echo "node-addon: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 test: test-node
