@@ -49,7 +49,7 @@ deps-test: deps-build
 lib: deps-build
 	@$(MAKE) --no-print-directory $(STATIC) $(SHARED)
 
-$(O)/obj/%.o: src/%.c src/atab_int.h src/static_hash.h include/atomtab.h
+$(O)/obj/%.o: src/%.c src/*.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
@@ -219,7 +219,7 @@ REPLAY_BIN  := $(O)/test/fuzz_replay
 
 .PHONY: fuzz fuzz-bin fuzz-replay stress bench-flood check-valgrind
 
-$(FUZZ_BIN): $(FUZZ_SRCS) src/atab_int.h src/static_hash.h include/atomtab.h
+$(FUZZ_BIN): $(FUZZ_SRCS) src/*.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SRCS) -o $@ -lxxhash -pthread
 
@@ -396,7 +396,7 @@ ADDON_CFLAGS = $(filter-out -Wmissing-prototypes,$(ALL_CFLAGS)) -fPIC -I$(NODE_I
                -DNODE_GYP_MODULE_NAME=atomtab
 HAVE_NODE = command -v $(NODE) >/dev/null 2>&1 && test -f $(NODE_INC)/node_api.h
 
-$(O)/node/obj/%.o: src/%.c src/atab_int.h src/static_hash.h include/atomtab.h
+$(O)/node/obj/%.o: src/%.c src/*.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 ADDON_OBJS += $(O)/node/obj/atomtab_atoms.o   # the default static set

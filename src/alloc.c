@@ -4,7 +4,7 @@
 */
 #include <stdlib.h>
 
-#include "atab_int.h"
+#include "table.h"
 
 #ifdef ATAB_WITH_JEMALLOC
 #include <jemalloc/jemalloc.h>

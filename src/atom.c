@@ -5,7 +5,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "atab_int.h"
+#include "atom.h"
 
 uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len)
 {
@@ -151,11 +151,4 @@ atab_atom *atab__atom_new(atab_table *t, const atab__key *k)
 void atab__atom_free(atab_table *t, atab_atom *a)
 {
     atab__free(t, a, atab__atom_size(a));
-}
-
-const atab_atom *atab_ref(const atab_atom *a)
-{
-    if (a && !atab_is_static(a))
-        atab__count_add(a, 1);
-    return a;
 }

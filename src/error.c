@@ -1,7 +1,7 @@
 /*
 ** error.c - per-thread last error and status strings.
 */
-#include "atab_int.h"
+#include "base.h"
 
 static _Thread_local atab_status last_error ATAB__TLS = ATAB_OK;
 

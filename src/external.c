@@ -1,98 +1,14 @@
 /*
-** external.c - external handles (host strings that point at an atom's
-** characters and hold a reference on it), the deferred free of a table
-** that still has handles out, and the host cache of one string per atom.
-**
-** A handle is the pair (table, atom) the host already carries in its
-** finalizer's hint and data (the chars, one header past the atom): no
-** allocation, no bytes. bench/idread measures the alternative, a 16-byte
-** handle object per host string: a malloc/free pair more for every external
-** string, 251 -> 329 instructions per read-and-drop (idread-callgrind.sh).
+** external.c - the host cache of one host string per atom, for hosts whose
+** strings share atoms' characters through external handles (the handles
+** themselves, and the table's deferred free, are part of the table's life
+** in table.c).
 **
 ** The host cache is a side table keyed by atom address, so an atom never
 ** shared costs it nothing; see atomtab.h for its policy and the numbers
 ** below (CACHE_LOAD_NUM) for its load.
-**
-** The table counts handles in t->handles. atab_table_free with handles out
-** sets t->closing = 1 and returns; the release that brings the count to 0
-** frees the table. Both sides use sequentially consistent operations
-** (closing stored then handles loaded; handles decremented then closing
-** loaded), so at least one of them sees the other, and a compare-and-swap
-** of closing from 1 to 2 lets exactly one of them free.
 */
 #include "atab_int.h"
-
-/* ---- handles ---- */
-
-#define OPEN 0
-#define CLOSING 1
-#define CLAIMED 2
-
-/* Takes one reference through this thread's cache (no shared write on a
-** cache hit), or on the atom's own count for a thread without a record. */
-static void take_ref(atab_table *t, const atab_atom *a)
-{
-    atab__rec *r = atab__enter(t);
-    if (ATAB__LIKELY(r != NULL)) {
-        atab__ref_cached(t, r, a);
-        atab__leave(r);
-    } else {
-        atab__count_add(a, 1);
-    }
-}
-
-/* The one caller that moves closing from CLOSING to CLAIMED frees. */
-static int claim(atab_table *t)
-{
-    int expected = CLOSING;
-    return __atomic_compare_exchange_n(&t->closing, &expected, CLAIMED, 0,
-                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
-const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
-{
-    if (!t || !a || __atomic_load_n(&t->closing, __ATOMIC_ACQUIRE) != OPEN)
-        return atab__fail(ATAB_EINVAL);
-    if (atab_is_static(a))
-        return a;   /* read-only data: no reference, no count */
-    take_ref(t, a);
-    __atomic_add_fetch(&t->handles, 1, __ATOMIC_RELAXED);
-    return a;
-}
-
-int atab_external_release(atab_table *t, const atab_atom *a)
-{
-    if (!t || !a) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    if (atab_is_static(a))
-        return ATAB_OK;   /* never touches the table: it may be gone */
-    int rc = atab_release(t, a);
-    if (rc != ATAB_OK)
-        return rc;
-    /* Last touch of the table unless this release frees it. */
-    if (__atomic_sub_fetch(&t->handles, 1, __ATOMIC_SEQ_CST) == 0 &&
-        __atomic_load_n(&t->closing, __ATOMIC_SEQ_CST) == CLOSING && claim(t))
-        atab__table_destroy(t);
-    return ATAB_OK;
-}
-
-void atab_external_finalize_napi(void *env, void *data, void *hint)
-{
-    (void)env;
-    atab_external_release(hint, atab_atom_of_chars(data));
-}
-
-void atab_external_finalize(void *data, void *hint)
-{
-    atab_external_release(hint, atab_atom_of_chars(data));
-}
-
-size_t atab_external_handles(const atab_table *t)
-{
-    return t ? __atomic_load_n(&t->handles, __ATOMIC_RELAXED) : 0;
-}
 
 /* ---- the host cache ---- */
 
@@ -274,7 +190,7 @@ static __attribute__((noinline)) void *miss(atab_table *t, hcache *c,
     if (!s)
         return atab__fail(ATAB_ENOMEM);
     if (!atab_is_static(a))
-        take_ref(t, a);
+        atab_ref(a);   /* the cache's own reference */
     put(c->e, c->cap, (uintptr_t)a, s, refs != 0);
     c->n++;
     return hold(c, s);
@@ -315,7 +231,7 @@ size_t atab_external_cache_trim(atab_table *t)
         if (!live(c->e[i].key) || atab_is_static(a))
             continue;
         /* the cache's own reference, plus the string's handle if any */
-        if (atab__count(a) <= 1 + (int32_t)refs_of(c->e, c->cap)[i]) {
+        if (atab__count(a) <= 1 + (uint32_t)refs_of(c->e, c->cap)[i]) {
             drop_entry(t, c, i);
             dropped++;
         }
@@ -363,20 +279,13 @@ void atab__external_visit_memory(atab_table *t, atab__array_fn fn, void *ud)
 
 /* ---- closing the table ---- */
 
-int atab__external_close(atab_table *t)
+void atab__host_cache_destroy(atab_table *t)
 {
     hcache *c = t->host_cache;
-    if (c) {   /* dropped strings may release handles: before closing */
-        atab_external_cache_clear(t);
-        t->host_cache = NULL;
-        pthread_mutex_destroy(&c->lock);
-        atab__free(t, c, sizeof *c);
-    }
-    if (__atomic_load_n(&t->handles, __ATOMIC_SEQ_CST) == 0)
-        return 0;   /* none out: none can be released concurrently */
-    atab_gc(t);   /* free what no handle holds now */
-    __atomic_store_n(&t->closing, CLOSING, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&t->handles, __ATOMIC_SEQ_CST) == 0 && claim(t))
-        return 0;
-    return 1;
+    if (!c)
+        return;
+    atab_external_cache_clear(t);
+    t->host_cache = NULL;
+    pthread_mutex_destroy(&c->lock);
+    atab__free(t, c, sizeof *c);
 }

@@ -94,7 +94,7 @@ static void take_census(atab_table *t, census *c)
     atab__external_visit_memory(t, count_array, c);   /* the host cache */
     atab__table_visit_shards(t, count_array, count_atom, c);
     count_statics(c);
-    c->handles = __atomic_load_n(&t->handles, __ATOMIC_RELAXED);
+    c->handles = atab_external_handles(t);
 }
 
 /* ------------------------------------------------------------------ */

@@ -23,8 +23,7 @@
 ** set first, then the options' sets as given; the first set holding a
 ** string gives its atom. A set given twice is registered once.
 */
-#include "atab_int.h"
-#include "static_hash.h"
+#include "table.h"
 #include "atomtab_atoms.h"   /* generated: the default set */
 
 /* Static atoms must be found through UTF-16 too: intern_u16 (table.c)

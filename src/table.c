@@ -1,70 +1,47 @@
 /*
-** table.c - the atom table: sharded open addressing, interning, lookup,
-** deferred sweeping, statistics.
+** table.c - the atom table, all of its life: creation, the probe, interning
+** and lookup, release, the sweep that frees unused atoms, statistics,
+** external handles and the deferred free they allow. Layout in table.h,
+** sections and spare references in thread.h, counts in atom.h.
 **
-** The 64-bit seeded XXH3 hash of a string picks everything: its top
-** ATAB__SHARD_BITS bits the shard, the next 16 bits a tag kept in the slot,
-** the low 32 bits the home slot in the shard's array (scaled to its
-** capacity, a jemalloc size class; see atab__arr_cap). Linear probing;
-** deletions (sweeps only) leave tombstones, cleared when the array is
-** rebuilt. A slot holds the atom pointer with the tag in its top 16 bits,
-** so a probe rejects all but 1 in 65536 non-matching atoms without touching
-** them, and a slot costs 8 bytes.
+** A hit is: hash, enter a section, one probe (lock-free), a spare reference
+** from this thread's cache, leave. A miss takes the shard's lock, probes
+** again, and inserts. A release puts the reference back in the cache, or
+** drops it from the atom's count; an atom whose count reaches 0 stays in
+** the table, unused, and a hit revives it.
+**
+** The sweep. When unused atoms pass the sweep threshold, the releasing
+** thread sweeps, one shard at a time under that shard's lock: each atom at
+** count 0 is killed (a CAS 0 -> dead that a revival racing it may win
+** instead), unlinked, and freed after a grace period, with arrays the
+** sweep shrank. Readers are never stopped: a lock-free probe that meets a
+** killed atom treats it as absent and goes to the lock, where the atom is
+** already gone.
 */
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "atab_int.h"
 
-/* Load policy. An array is rebuilt when live + tombstone slots would pass
+/* Load policy. An array is rebuilt when full + deleted slots would pass
 ** LOAD_NUM/LOAD_DEN of it, into the smallest size class that holds the
-** live slots at GROW_NUM/GROW_DEN, so the load runs between those two.
-** With power-of-two arrays grown at 3/4 the load ran 0.375-0.75 (0.57 on
-** the bundled corpus: 13.98 slot bytes per atom). Size-class arrays at
-** 13/16 max, 5/8 after growth: load 0.71-0.73 there (11.0 slot bytes per
-** atom), for +2% instructions per hit and +4% per miss (callgrind, first
-** 100k corpus ops). Measured alternatives, same corpus: 7/8 and 11/16,
-** load 0.74 but +16% per miss; 7/8 and 5/8, load 0.66; 3/4 and 9/16,
-** load 0.65. */
+** full slots at GROW_NUM/GROW_DEN. A probe reads whole groups, so its cost
+** is nearly flat in the load until groups fill. */
 #ifndef LOAD_NUM
-#define LOAD_NUM 13
-#define LOAD_DEN 16
+#define LOAD_NUM 7
+#define LOAD_DEN 8
 #endif
 #ifndef GROW_NUM
 #define GROW_NUM 5
 #define GROW_DEN 8
 #endif
-#define MIN_CODE 4   /* 8 slots */
-
-#define TAG_SHIFT (64 - ATAB__SHARD_BITS - 16)
-
-static inline uint64_t hash_tag(uint64_t h)
-{
-    return (h >> TAG_SHIFT) & 0xffff;
-}
-
-/* Slot encoding. Where the pointer fits in 48 bits (every Linux x86-64 and
-** arm64 process unless it asks mmap for more), bit 0 is set and the tag
-** sits in bits 48-63. Otherwise the slot is the bare pointer (bit 0 clear:
-** atoms are at least 4-aligned) and every probe compares the atom. */
-static inline uint64_t slot_make(const atab_atom *a, uint64_t h)
-{
-    uint64_t p = (uint64_t)(uintptr_t)a;
-    if ((p >> 48) == 0)
-        return (hash_tag(h) << 48) | p | 1;
-    return p;
-}
-
-static inline int slot_may_match(uint64_t s, uint64_t h)
-{
-    return !(s & 1) || (s >> 48) == hash_tag(h);
-}
+#define MAX_CODE (40 << 2)     /* arrays up to 2^40 bytes */
+#define RETIRE_MAX 1024        /* atoms a sweep frees per grace period */
 
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
 {
-    return &t->shards[h >> (64 - ATAB__SHARD_BITS)];
+    return &t->shards[atab__h_shard(h)];
 }
 
 static uint64_t atom_hash(const atab_table *t, const atab_atom *a)
@@ -72,186 +49,245 @@ static uint64_t atom_hash(const atab_table *t, const atab_atom *a)
     return atab__hash_bytes(t->seed, atab_chars(a), atab_len(a));
 }
 
-static inline uint64_t load_slot(const uint64_t *p)
+static inline atab__arr shard_arr(const atab__shard *sh)
 {
-    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    return atab__arr_of(__atomic_load_n(&sh->arr, __ATOMIC_ACQUIRE));
 }
 
-/* Finds the key in an array; safe without the shard lock inside a read
-** section. On a miss, with ins non-NULL, *ins is where the key would go
-** (the first tombstone or the empty slot that ended the probe). */
-static const atab_atom *probe(uint64_t arr, const atab__key *k, size_t *ins)
+/* ---- the probe: one walk, three kinds of key ---- */
+
+typedef int (*match_fn)(const void *key, const atab_atom *a);
+
+/* The atom in v whose control byte and tag agree with h and that `match`
+** accepts, or NULL; *at (when not NULL) receives its slot. Safe without
+** the shard's lock inside a section: it reads each group's control bytes
+** with one acquire load, then only the slots they flag. */
+ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
+                                    const void *key, size_t *at)
 {
-    uint64_t *slots = atab__arr_slots(arr);
-    size_t cap = atab__arr_cap(arr), i = atab__home(k->hash, cap);
-    size_t first_tomb = SIZE_MAX;
-    if (!arr)
-        return NULL;
-    for (;;) {
-        uint64_t s = load_slot(&slots[i]);
-        if (s == 0)
-            break;
-        if (s == ATAB__TOMB) {
-            if (first_tomb == SIZE_MAX)
-                first_tomb = i;
-        } else if (slot_may_match(s, k->hash)) {
-            const atab_atom *a = atab__slot_atom(s);
-            if (atab__key_equals(k, a))
-                return a;
+    unsigned c = atab__h_ctrl(h);
+    size_t g = v.ngroups ? atab__h_group(h, v.ngroups) : 0;
+    for (size_t n = 0; n < v.ngroups; n++) {
+        uint64_t w = atab__group_load(v.ctrl, g);
+        for (uint64_t m = atab__group_match(w, c); m; m &= m - 1) {
+            size_t i = g * ATAB__GROUP + atab__mask_first(m);
+            uint64_t s = atab__load_slot(&v.slots[i]);
+            if (atab__slot_may_match(s, h) && match(key, atab__slot_atom(s))) {
+                if (at)
+                    *at = i;
+                return atab__slot_atom(s);
+            }
         }
-        if (++i == cap)
-            i = 0;
+        if (atab__group_empty(w))
+            break;
+        if (++g == v.ngroups)
+            g = 0;
     }
-    if (ins)
-        *ins = first_tomb != SIZE_MAX ? first_tomb : i;
     return NULL;
 }
 
-/* The hit path's probe: no tombstone bookkeeping, inlined. */
-static inline __attribute__((always_inline)) const atab_atom *
-probe_hit(uint64_t arr, const atab__key *k)
+/* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
+typedef struct short_key {
+    const char *s;
+    size_t len;
+} short_key;
+
+ATAB__INLINE int match_short(const void *key, const atab_atom *a)
 {
-    uint64_t *slots = atab__arr_slots(arr);
-    size_t cap = atab__arr_cap(arr), i = atab__home(k->hash, cap);
-    uint64_t tag = hash_tag(k->hash);
-    if (ATAB__UNLIKELY(!arr))
-        return NULL;
+    const short_key *k = key;
+    if (k->len > ATAB__SHORT_KEY)
+        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
+    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
+}
+
+ATAB__INLINE int match_key(const void *key, const atab_atom *a)
+{
+    return atab__key_equals(key, a);
+}
+
+ATAB__INLINE int match_atom(const void *key, const atab_atom *a)
+{
+    return key == a;
+}
+
+/* ---- slot arrays (shard lock held) ---- */
+
+static void set_ctrl(atab__arr v, size_t i, unsigned byte)
+{
+    uint64_t *p = (uint64_t *)(void *)(v.ctrl + (i - i % ATAB__GROUP));
+    uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
+    ((unsigned char *)&w)[i % ATAB__GROUP] = (unsigned char)byte;   /* byte i: slot i */
+    __atomic_store_n(p, w, __ATOMIC_RELEASE);
+}
+
+/* The first empty or deleted slot on h's probe path (there is one: the
+** load stays below 1). */
+static size_t find_free(atab__arr v, uint64_t h)
+{
+    size_t g = atab__h_group(h, v.ngroups);
     for (;;) {
-        uint64_t s = load_slot(&slots[i]);
-        if (s & 1) {
-            if ((s >> 48) == tag && atab__key_equals(k, atab__slot_atom(s)))
-                return atab__slot_atom(s);
-        } else if (s == 0) {
-            return NULL;
-        } else if (s != ATAB__TOMB && atab__key_equals(k, atab__slot_atom(s))) {
-            return atab__slot_atom(s);
-        }
-        if (++i == cap)
-            i = 0;
+        uint64_t m = atab__group_free(atab__group_load(v.ctrl, g));
+        if (m)
+            return g * ATAB__GROUP + atab__mask_first(m);
+        if (++g == v.ngroups)
+            g = 0;
     }
 }
 
-static void free_arr(atab_table *t, uint64_t arr)
+/* Stores slot s for hash h: the slot first, then its control byte, so a
+** reader that sees the byte sees the slot. */
+static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 {
-    if (arr)
-        atab__free(t, atab__arr_slots(arr), atab__arr_cap(arr) * sizeof(uint64_t));
+    __atomic_store_n(&v.slots[i], s, __ATOMIC_RELEASE);
+    set_ctrl(v, i, atab__h_ctrl(h));
 }
 
-static size_t code_cap(unsigned code)
+/* Empties slot i. A group that has an empty slot already ends every probe
+** that reaches it, so its slot can be empty again; otherwise probes may
+** pass through to later groups, and it must stay marked deleted. The slot
+** keeps its old address until reused: readers that matched the old
+** control byte still find the atom, which is freed only after a grace
+** period. */
+static void erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    return (size_t)(4 + (code & 3)) << (code >> 2);
-}
-
-/* Moves a locked shard's live slots into a new array of code_cap(code) slots and
-** publishes it. Returns the old array, which readers may still be probing
-** (free it after a grace period, or at once with readers stopped), or
-** UINT64_MAX when the allocation failed: the old array stays (a failed
-** rebuild is benign, it only costs speed). */
-static uint64_t shard_rebuild(atab_table *t, atab__shard *sh, unsigned code)
-{
-    size_t cap = code_cap(code);
-    uint64_t *ns = atab__alloc(t, cap * sizeof *ns), old = sh->arr;
-    if (!ns)
-        return UINT64_MAX;
-    if ((uint64_t)(uintptr_t)ns >> 56) {   /* cannot pack: treat as no memory */
-        atab__free(t, ns, cap * sizeof *ns);
-        atab__set_error(ATAB_ENOMEM);
-        return UINT64_MAX;
+    if (atab__group_empty(atab__group_load(v.ctrl, i / ATAB__GROUP))) {
+        set_ctrl(v, i, ATAB__CTRL_EMPTY);
+    } else {
+        set_ctrl(v, i, ATAB__CTRL_DELETED);
+        sh->deleted++;
     }
-    memset(ns, 0, cap * sizeof *ns);
-    uint64_t *os = atab__arr_slots(old);
-    for (size_t i = 0; i < atab__arr_cap(old); i++) {
-        uint64_t s = os[i];
-        if (!atab__slot_live(s))
-            continue;
-        size_t j = atab__home(atom_hash(t, atab__slot_atom(s)), cap);
-        while (ns[j] != 0)
-            if (++j == cap)
-                j = 0;
-        ns[j] = s;   /* same tag: the hash did not change */
-    }
-    __atomic_store_n(&sh->arr, ((uint64_t)code << 56) | (uintptr_t)ns,
-                     __ATOMIC_RELEASE);
-    sh->tombs = 0;
-    return old;
+    sh->used--;
 }
 
-/* The smallest size class that holds `live` slots at the growth load. */
-static unsigned code_for(size_t live)
+static void free_arr(atab_table *t, uint64_t word)
 {
-    unsigned code = MIN_CODE;
-    while (code_cap(code) * GROW_NUM < live * GROW_DEN)
+    if (word)
+        atab__free(t, (void *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1)),
+                   atab__code_bytes((unsigned)(word >> 56)));
+}
+
+/* The smallest size class whose groups hold n full slots at the growth
+** load (one group at least). */
+static unsigned code_for(size_t n)
+{
+    unsigned code = 16;
+    while (code < MAX_CODE && (atab__code_groups(code) == 0 ||
+                               atab__code_groups(code) * ATAB__GROUP * GROW_NUM < n * GROW_DEN))
         code++;
     return code;
 }
 
-/* Makes room for one more slot in a locked shard; *retired receives an old
-** array to free after a grace period. A failed growth is benign while one
-** empty slot would remain; then it is ATAB_ENOMEM. 0 when the insert may
-** go ahead. */
-static int shard_reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
+/* Moves a locked shard's full slots into a new array of size class `code`
+** (no array when code is 0) and publishes it. Returns the old array's word,
+** which readers may still be probing (free it after a grace period), or
+** UINT64_MAX when the allocation failed: the old array stays (a failed
+** rebuild is benign, it only costs speed). */
+static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
-    size_t cap = atab__arr_cap(sh->arr), full = (size_t)sh->used + sh->tombs;
-    if (full >= 0x7fffffff) {   /* 32-bit counters: 2^31 slots a shard at most */
+    uint64_t old = sh->arr, word = 0;
+    if (code) {
+        size_t bytes = atab__code_bytes(code);
+        void *blk = atab__alloc(t, bytes);
+        if (!blk)
+            return UINT64_MAX;
+        if ((uint64_t)(uintptr_t)blk >> 56) {   /* cannot pack: as no memory */
+            atab__free(t, blk, bytes);
+            atab__set_error(ATAB_ENOMEM);
+            return UINT64_MAX;
+        }
+        word = (uint64_t)code << 56 | (uintptr_t)blk;
+        atab__arr nv = atab__arr_of(word);
+        memset(nv.ctrl, ATAB__CTRL_EMPTY, atab__arr_cap(nv));
+        atab__arr ov = atab__arr_of(old);
+        for (size_t g = 0; g < ov.ngroups; g++) {
+            uint64_t w = atab__group_load(ov.ctrl, g);
+            for (unsigned j = 0; j < ATAB__GROUP; j++) {
+                if (!atab__ctrl_full(w, j))
+                    continue;
+                uint64_t s = ov.slots[g * ATAB__GROUP + j];
+                uint64_t h = atom_hash(t, atab__slot_atom(s));
+                size_t i = find_free(nv, h);
+                nv.slots[i] = s;   /* same tag: the hash did not change */
+                nv.ctrl[i] = (uint8_t)atab__h_ctrl(h);
+            }
+        }
+    }
+    __atomic_store_n(&sh->arr, word, __ATOMIC_RELEASE);
+    sh->deleted = 0;
+    return old;
+}
+
+/* Makes room for one more full slot in a locked shard; *retired receives
+** an old array to free after a grace period. A failed growth is benign
+** while a free slot would remain; then it is ATAB_ENOMEM. 0 when the
+** insert may go ahead. */
+static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
+{
+    size_t cap = atab__arr_cap(atab__arr_of(sh->arr)), full = (size_t)sh->used + sh->deleted;
+    if (sh->used >= 0x7fffffff) {   /* 32-bit counters */
         atab__set_error(ATAB_ENOMEM);
         return -1;
     }
     if ((full + 1) * LOAD_DEN <= cap * LOAD_NUM)
         return 0;
-    uint64_t old = shard_rebuild(t, sh, code_for(sh->used + 1));
+    atab_status saved = atab_last_error();
+    uint64_t old = rebuild(t, sh, code_for((size_t)sh->used + 1));
     if (old != UINT64_MAX) {
         *retired = old;
         return 0;
     }
-    if (cap && full + 2 <= cap) {
-        atab__set_error(ATAB_OK);   /* benign: keep the fuller array */
+    if (full + 2 <= cap) {
+        atab__set_error(saved);   /* benign: keep the fuller array */
         return 0;
     }
     return -1;
 }
 
-/* Puts `s` into a locked shard at the insert position for key k. */
-static int shard_insert(atab_table *t, atab__shard *sh, const atab__key *k,
-                        uint64_t s, uint64_t *retired)
+/* Inserts slot value s for hash h into a locked shard. */
+static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired)
 {
-    size_t ins = 0;
-    if (shard_reserve(t, sh, retired) != 0)
+    if (reserve(t, sh, retired) != 0)
         return -1;
-    probe(sh->arr, k, &ins);   /* the array may have changed */
-    uint64_t *slots = atab__arr_slots(sh->arr);
-    if (slots[ins] == ATAB__TOMB)
-        sh->tombs--;
-    __atomic_store_n(&slots[ins], s, __ATOMIC_RELEASE);
+    atab__arr v = atab__arr_of(sh->arr);
+    size_t i = find_free(v, h);
+    if (v.ctrl[i] == ATAB__CTRL_DELETED)
+        sh->deleted--;
+    put(v, i, s, h);
     sh->used++;
     return 0;
 }
 
-/* The locked path: a miss on the lock-free probe, or a thread without a
-** record. Finds again under the shard lock, then a static atom (cached in
-** the shard), then with `insert` a new atom. References taken here go to
-** the atom's own count. */
-static const atab_atom *locked_path(atab_table *t, const atab__key *k,
-                                    const char *u8, int insert)
+/* ---- finding and inserting ---- */
+
+/* Under the shard's lock: finds the key again, else a static atom (cached
+** in the shard, so later hits are one lock-free probe), else with `insert`
+** a new atom. A dynamic atom found gets a reference on its count. Called
+** outside any section: the grace period after a rebuild waits for them. */
+static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
+                                              const char *u8, int insert_new)
 {
     atab__shard *sh = shard_of(t, k->hash);
     uint64_t retired = 0;
+    atab_status saved = atab_last_error();
     const atab_atom *a;
 
     pthread_mutex_lock(&sh->lock);
-    a = probe(sh->arr, k, NULL);
+    a = probe(atab__arr_of(sh->arr), k->hash, match_key, k, NULL);
     if (a) {
         if (!atab_is_static(a))
-            atab__count_add(a, 1);
+            atab__count_take(a, 1);   /* never dead under the lock */
     } else if ((a = atab__static_lookup(t, u8, k->len)) != NULL) {
-        if (shard_insert(t, sh, k, slot_make(a, k->hash), &retired) == 0)
-            sh->statics++;   /* cached: later hits are one probe */
-        atab__set_error(ATAB_OK);   /* failing to cache is benign */
-    } else if (insert) {
+        if (insert(t, sh, atab__slot_make(a, k->hash), k->hash, &retired) == 0)
+            sh->statics++;
+        atab__set_error(saved);   /* failing to cache it is benign */
+    } else if (insert_new) {
         atab_atom *na = atab__atom_new(t, k);
-        if (na && shard_insert(t, sh, k, slot_make(na, k->hash), &retired) != 0) {
+        if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired) != 0) {
             atab__atom_free(t, na);
             na = NULL;
         }
+        if (na)
+            __atomic_add_fetch(&t->live, 1, __ATOMIC_RELAXED);
         a = na;
     } else {
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
@@ -264,32 +300,94 @@ static const atab_atom *locked_path(atab_table *t, const atab__key *k,
     return a;
 }
 
-/* Looks up, and with `insert` interns, a prepared key. A hit is a probe
-** without locks and a reference in this thread's cache: no shared write. */
-static inline __attribute__((always_inline)) const atab_atom *
-find_or_insert(atab_table *t, const atab__key *k,
-                                       const char *u8, int insert)
+/* After a lock-free probe missed (or met a killed atom): a lookup is done
+** unless a static atom not yet cached could match (the sets are immutable:
+** asking them takes no lock); an intern takes the lock. */
+static __attribute__((noinline)) const atab_atom *
+after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new)
 {
-    atab__rec *r = atab__enter(t);
-    if (ATAB__LIKELY(r != NULL)) {
-        uint64_t arr = __atomic_load_n(&shard_of(t, k->hash)->arr, __ATOMIC_ACQUIRE);
-        const atab_atom *a = probe_hit(arr, k);
-        if (a) {
-            if (!atab_is_static(a))
-                atab__ref_cached(t, r, a);
-            atab__leave(r);
-            return a;
-        }
+    if (!insert_new && !atab__static_lookup(t, u8, k->len))
+        return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
+    return find_or_insert_locked(t, k, u8, insert_new);
+}
+
+/* This thread's record on t: the one used last, else a lookup. */
+ATAB__INLINE atab__rec *rec_of(atab_table *t)
+{
+    if (ATAB__LIKELY(atab__tls_last.id == t->id))
+        return atab__tls_last.rec;
+    return atab__rec_find(t);
+}
+
+/* Looks up, and with insert_new interns, a hashed key: a lock-free probe
+** in a section and a reference from this thread's cache, else the lock. */
+static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const char *u8,
+                                       int insert_new)
+{
+    atab__rec *r = rec_of(t);
+    if (ATAB__UNLIKELY(!r))
+        return find_or_insert_locked(t, k, u8, insert_new);
+    atab__enter_rec(r);
+    const atab_atom *a = probe(shard_arr(shard_of(t, k->hash)), k->hash, match_key, k, NULL);
+    if (a && !atab_is_static(a) && atab__ref(t, r, a) != 0)
+        a = NULL;   /* killed by a sweep: absent */
+    atab__leave(r);
+    return a ? a : after_miss(t, k, u8, insert_new);
+}
+
+/* The short-key path's ways out, out of line so the hit path below saves
+** no registers for them. */
+static __attribute__((noinline)) const atab_atom *
+short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    atab__key k = {s, NULL, 0, len, h};
+    return find_or_insert(t, &k, s, insert_new);
+}
+
+static __attribute__((noinline)) const atab_atom *
+short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    if (!insert_new && len > t->static_maxlen)
+        return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
+    atab__key k = {s, NULL, 0, len, h};
+    return after_miss(t, &k, s, insert_new);
+}
+
+/* A found atom with no spare in the cache: a reference from its count. */
+static __attribute__((noinline)) const atab_atom *
+short_ref(atab_table *t, atab__rec *r, const atab_atom *a, const char *s, size_t len,
+          uint64_t h, int insert_new)
+{
+    int rc = atab__ref_slow(t, r, a);
+    atab__leave(r);
+    return rc == 0 ? a : short_missed(t, s, len, h, insert_new);
+}
+
+/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
+** call but tail calls, no key built on the stack. */
+ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
+                                           int insert_new)
+{
+    uint64_t h = atab__hash_short(t->seed, s, len);
+    if (ATAB__UNLIKELY(atab__tls_last.id != t->id))
+        return short_general(t, s, len, h, insert_new);   /* first visit, another table */
+    atab__rec *r = atab__tls_last.rec;
+    short_key k = {s, len};
+    atab__enter_rec(r);
+    const atab_atom *a = probe(shard_arr(shard_of(t, h)), h, match_short, &k, NULL);
+    if (ATAB__UNLIKELY(a == NULL)) {
         atab__leave(r);
-        /* A lookup that missed needs no lock unless a static atom, not yet
-        ** cached in the shard, could match (the sets are immutable, so
-        ** asking them takes no lock either). A racing insert is ordered
-        ** after this lookup. Before: 326 Ir per corpus miss, 22% of it in
-        ** pthread_mutex_lock/unlock and the second probe (callgrind). */
-        if (!insert && !atab__static_lookup(t, u8, k->len))
-            return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
+        return short_missed(t, s, len, h, insert_new);
     }
-    return locked_path(t, k, u8, insert);
+    if (!atab_is_static(a)) {
+        atab__ref_ent *e;
+        if (ATAB__UNLIKELY(!atab__cache_ours(r) || !(e = atab__cache_find(r, a)) || !e->spare))
+            return short_ref(t, r, a, s, len, h, insert_new);
+        e->spare--;
+        e->lent++;
+    }
+    atab__leave(r);
+    return a;
 }
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
@@ -305,115 +403,18 @@ static int check_bytes(atab_table *t, const void *s, size_t len)
     return 0;
 }
 
-static inline __attribute__((always_inline)) const atab_atom *
-intern_bytes(atab_table *t, const char *s, size_t len,
-                                     int insert)
+static __attribute__((noinline)) const atab_atom *
+intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
 {
-    atab__key k;
     if (check_bytes(t, s, len) != 0)
         return NULL;
-    k.s = len ? s : "";
-    k.u16 = NULL;
-    k.n16 = 0;
-    k.len = len;
-    k.hash = atab__hash_inline(t->seed, k.s, len);   /* == atab__hash_bytes */
-    return find_or_insert(t, &k, k.s, insert);
-}
-
-/* ---- the short-key hit path ----
-** Keys of 1 to ATAB__SHORT_KEY bytes (most atoms) hit through a path with
-** no call but tail calls, so it saves no registers and builds no key on the
-** stack. A thread's first visit, a sweep in progress, a new cache entry and
-** a miss leave it for the general path above. Before: 172.0 Ir per corpus
-** hit, 16 of them saving and restoring six registers (callgrind). */
-
-/* The general path for a hashed key (enter_slow, a new cache entry). */
-static __attribute__((noinline)) const atab_atom *
-short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
-{
-    atab__key k = {s, NULL, 0, len, h};
-    return find_or_insert(t, &k, s, insert);
-}
-
-/* After a lock-free miss: as find_or_insert does from there. */
-static __attribute__((noinline)) const atab_atom *
-short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert)
-{
-    if (!insert && !atab__static_lookup(t, s, len))
-        return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
-    atab__key k = {s, NULL, 0, len, h};
-    return locked_path(t, &k, s, insert);
+    s = len ? s : "";
+    atab__key k = {s, NULL, 0, len, atab__hash_bytes(t->seed, s, len)};
+    return find_or_insert(t, &k, s, insert_new);
 }
 
 static __attribute__((noinline)) const atab_atom *
-short_ref(atab_table *t, atab__rec *r, const atab_atom *a)
-{
-    atab__rec_ref(t, r, a);
-    atab__leave(r);
-    return a;
-}
-
-/* probe_hit for a short UTF-8 key: no UTF-16 case, no memcmp. */
-static inline __attribute__((always_inline)) const atab_atom *
-probe_short(uint64_t arr, const char *s, size_t len, uint64_t h)
-{
-    uint64_t *slots = atab__arr_slots(arr);
-    size_t cap = atab__arr_cap(arr), i = atab__home(h, cap);
-    uint64_t tag = hash_tag(h);
-    if (len > ATAB__SHORT_KEY)
-        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
-    if (ATAB__UNLIKELY(!arr))
-        return NULL;
-    for (;;) {
-        uint64_t v = load_slot(&slots[i]);
-        const atab_atom *a = atab__slot_atom(v);
-        if ((v & 1) ? (v >> 48) == tag : v != 0 && v != ATAB__TOMB) {
-            if (atab_len(a) == len && atab__eq_bytes(atab_chars(a), s, len))
-                return a;
-        } else if (v == 0) {
-            return NULL;
-        }
-        if (++i == cap)
-            i = 0;
-    }
-}
-
-/* find_or_insert for a short key, s != NULL. */
-static inline __attribute__((always_inline)) const atab_atom *
-intern_short(atab_table *t, const char *s, size_t len, int insert)
-{
-    uint64_t h = atab__hash_short(t->seed, s, len);
-    atab__rec *r = atab__enter_fast(t);
-    if (ATAB__UNLIKELY(r == NULL))
-        return short_general(t, s, len, h, insert);
-    uint64_t arr = __atomic_load_n(&shard_of(t, h)->arr, __ATOMIC_ACQUIRE);
-    const atab_atom *a = probe_short(arr, s, len, h);
-    if (ATAB__UNLIKELY(a == NULL)) {
-        atab__leave(r);
-        if (!insert && len > t->static_maxlen)
-            return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
-        return short_missed(t, s, len, h, insert);
-    }
-    if (!atab_is_static(a)) {
-        atab__ent *e = atab__rec_find(r, a);
-        if (ATAB__UNLIKELY(!e || e->d >= ATAB__DELTA_MAX - 1))
-            return short_ref(t, r, a);
-        e->d++;
-    }
-    atab__leave(r);
-    return a;
-}
-
-/* The two paths, out of line: the entry points below only choose, so a
-** long key does not pay for the short path's register saves. */
-static __attribute__((noinline)) const atab_atom *
-intern_other(atab_table *t, const char *s, size_t len, int insert)
-{
-    return intern_bytes(t, s, len, insert);
-}
-
-static __attribute__((noinline)) const atab_atom *
-intern_short_1(atab_table *t, const char *s, size_t len)
+intern_short_new(atab_table *t, const char *s, size_t len)
 {
     return intern_short(t, s, len, 1);
 }
@@ -427,32 +428,30 @@ lookup_short(atab_table *t, const char *s, size_t len)
 const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
-        return intern_short_1(t, s, len);
-    return intern_other(t, s, len, 1);
+        return intern_short_new(t, s, len);
+    return intern_bytes(t, s, len, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))
         return lookup_short(t, s, len);
-    return intern_other(t, s, len, 0);
+    return intern_bytes(t, s, len, 0);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
 {
     if (!s)
         return atab__fail(ATAB_EINVAL);
-    return intern_bytes(t, s, strlen(s), 1);
+    return atab_intern(t, s, strlen(s));
 }
 
 /* UTF-16: short text is converted on the stack and goes the UTF-8 way;
 ** longer text is hashed and compared chunk by chunk, never copied. */
-static const atab_atom *intern_u16(atab_table *t, const uint16_t *s, size_t n,
-                                   int insert)
+static const atab_atom *intern_u16(atab_table *t, const uint16_t *s, size_t n, int insert_new)
 {
     char buf[ATAB__U16_STACK];
     size_t len8 = 0;
-    atab__key k;
     if (check_bytes(t, s, n) != 0)
         return NULL;
     int rc = atab__utf16_measure(s, n, &len8);
@@ -460,14 +459,11 @@ static const atab_atom *intern_u16(atab_table *t, const uint16_t *s, size_t n,
         return atab__fail(rc);
     if (len8 <= sizeof buf) {
         atab__utf16_encode(buf, s, n);
-        return intern_bytes(t, buf, len8, insert);
+        return intern_bytes(t, buf, len8, insert_new);
     }
-    k.s = NULL;
-    k.u16 = s;
-    k.n16 = n;
-    k.len = len8;
+    atab__key k = {NULL, s, n, len8, 0};
     k.hash = atab__hash_key_u16(t->seed, &k);
-    return find_or_insert(t, &k, NULL, insert);   /* statics are shorter */
+    return find_or_insert(t, &k, NULL, insert_new);   /* statics are shorter */
 }
 
 const atab_atom *atab_intern_utf16(atab_table *t, const uint16_t *s, size_t len)
@@ -480,117 +476,84 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
     return intern_u16(t, s, len, 0);
 }
 
-/* ---- sweeping: only with readers stopped (see thread.c) ---- */
+/* ---- the sweep ---- */
 
-/* Frees one slot's atom if its count is zero; pins it if below (it was
-** released more often than referenced: freeing could hurt a holder). */
-static size_t sweep_slot(atab_table *t, atab__shard *sh, uint64_t *slot)
+typedef struct retire {
+    atab_atom *atoms[RETIRE_MAX];
+    size_t n_atoms;
+    uint64_t arrays[4];
+    size_t n_arrays;
+} retire;
+
+/* Frees what was unlinked, once no reader can still see it. */
+static void retire_flush(atab_table *t, retire *rt)
 {
-    atab_atom *a = (atab_atom *)atab__slot_atom(*slot);
-    int32_t c;
-    if (atab_is_static(a) || (c = atab__count(a)) > 0)
-        return 0;
-    if (c < 0) {
-        atab__count_add(a, ATAB__REF_SAT);   /* saturates: never freed */
-        t->misuse++;
-        return 0;
-    }
-    atab__atom_free(t, a);
-    __atomic_store_n(slot, ATAB__TOMB, __ATOMIC_RELAXED);
-    sh->used--;
-    sh->tombs++;
-    return 1;
+    if (!rt->n_atoms && !rt->n_arrays)
+        return;
+    atab__synchronize(t);
+    for (size_t i = 0; i < rt->n_atoms; i++)
+        atab__atom_free(t, rt->atoms[i]);
+    for (size_t i = 0; i < rt->n_arrays; i++)
+        free_arr(t, rt->arrays[i]);
+    rt->n_atoms = rt->n_arrays = 0;
 }
 
-/* The slot holding atom `a` (hash h) in a locked shard, found by address;
-** NULL when the shard does not hold it. */
-static uint64_t *find_slot(atab__shard *sh, uint64_t h, const atab_atom *a)
+/* Shrinks a locked shard whose array the sweep left sparse or full of
+** deleted slots (none at all when it is empty); benign on failure. */
+static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 {
-    uint64_t *slots = atab__arr_slots(sh->arr);
-    size_t cap = atab__arr_cap(sh->arr);
-    for (size_t i = atab__home(h, cap); sh->arr && slots[i] != 0; i = i + 1 < cap ? i + 1 : 0)
-        if (atab__slot_live(slots[i]) && atab__slot_atom(slots[i]) == a)
-            return &slots[i];
-    return NULL;
+    size_t cap = atab__arr_cap(atab__arr_of(sh->arr));
+    unsigned code = sh->used ? code_for(sh->used) : 0;
+    if (!cap || (sh->deleted <= cap / 4 && (code && atab__code_bytes(code) * 2 > 9 * cap)))
+        return;
+    atab_status saved = atab_last_error();
+    uint64_t old = rebuild(t, sh, code);
+    atab__set_error(saved);
+    if (old != UINT64_MAX && old)
+        rt->arrays[rt->n_arrays++] = old;
 }
 
-/* Sweeps one candidate: finds its slot by hash and address. */
-static size_t sweep_candidate(atab_table *t, const atab_atom *a)
+/* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
+** retire buffer has room). Returns how many. */
+static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
-    uint64_t h = atom_hash(t, a);
-    atab__shard *sh = shard_of(t, h);
     size_t freed = 0;
     pthread_mutex_lock(&sh->lock);
-    uint64_t *slot = find_slot(sh, h, a);
-    if (slot)
-        freed = sweep_slot(t, sh, slot);
+    atab__arr v = atab__arr_of(sh->arr);
+    for (size_t i = 0; i < atab__arr_cap(v) && rt->n_atoms < RETIRE_MAX; i++) {
+        if (!atab__ctrl_full(atab__group_load(v.ctrl, i / ATAB__GROUP), i % ATAB__GROUP))
+            continue;
+        atab_atom *a = (atab_atom *)atab__slot_atom(v.slots[i]);
+        if (atab_is_static(a) || atab__count(a) != 0 || !atab__count_kill(a))
+            continue;   /* in use, or revived just now */
+        erase(sh, v, i);
+        rt->atoms[rt->n_atoms++] = a;
+        freed++;
+    }
+    if (freed)
+        shrink(t, sh, rt);
     pthread_mutex_unlock(&sh->lock);
     return freed;
 }
 
-static size_t sweep_all(atab_table *t)
-{
-    size_t freed = 0;
-    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        atab__shard *sh = &t->shards[i];
-        pthread_mutex_lock(&sh->lock);
-        uint64_t *slots = atab__arr_slots(sh->arr);
-        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++)
-            if (atab__slot_live(slots[j]))
-                freed += sweep_slot(t, sh, &slots[j]);
-        pthread_mutex_unlock(&sh->lock);
-    }
-    return freed;
-}
-
-/* Rebuilds shards that the sweep left sparse or full of tombstones; no
-** reader is inside, so old arrays go at once. Failures are benign. */
-static void compact(atab_table *t)
-{
-    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        atab__shard *sh = &t->shards[i];
-        pthread_mutex_lock(&sh->lock);   /* before reading arr: inserts run */
-        size_t cap = atab__arr_cap(sh->arr);
-        if (sh->tombs > cap / 4 || (sh->tombs && code_cap(code_for(sh->used)) < cap / 2)) {
-            uint64_t old = shard_rebuild(t, sh, code_for(sh->used));
-            if (old != UINT64_MAX)
-                free_arr(t, old);
-            atab__set_error(ATAB_OK);
-        }
-        pthread_mutex_unlock(&sh->lock);
-    }
-}
-
-static int cmp_ptr(const void *x, const void *y)
-{
-    uintptr_t a = (uintptr_t)*(const atab_atom *const *)x;
-    uintptr_t b = (uintptr_t)*(const atab_atom *const *)y;
-    return (a > b) - (a < b);
-}
-
-/* The sweep proper; readers are stopped and cand_lock is held. Frees from
-** the candidates (sorted, duplicates dropped), or scans every slot when a
-** candidate could not be recorded. */
+/* Frees every atom at count 0, shard by shard; sweep_lock is held. */
 static size_t sweep(atab_table *t)
 {
-    atab__vec c = {NULL, 0, 0};
-    size_t freed = 0;
-    atab__flush_deltas(t, &c);
-    for (size_t i = 0; i < t->cands.n; i++)
-        atab__vec_push(t, &c, t->cands.v[i]);
-    t->cands.n = 0;
-    if (__atomic_exchange_n(&t->full_scan, 0, __ATOMIC_RELAXED)) {
-        freed = sweep_all(t);
-    } else if (c.n) {
-        qsort(c.v, c.n, sizeof *c.v, cmp_ptr);
-        for (size_t i = 0; i < c.n; i++)
-            if (i == 0 || c.v[i] != c.v[i - 1])
-                freed += sweep_candidate(t, c.v[i]);
-    }
-    atab__vec_free(t, &c);
-    if (freed)
-        compact(t);
+    retire rt;
+    size_t freed = 0, got;
+    rt.n_atoms = rt.n_arrays = 0;
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
+    atab__flush_counts(t);   /* spares back: every count is what holders hold */
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        do {
+            got = sweep_shard(t, &t->shards[i], &rt);
+            freed += got;
+            if (rt.n_atoms == RETIRE_MAX || rt.n_arrays == 4)
+                retire_flush(t, &rt);
+        } while (got && rt.n_atoms == 0);   /* the buffer filled: this shard again */
+    }
+    retire_flush(t, &rt);
+    __atomic_sub_fetch(&t->live, freed, __ATOMIC_RELAXED);
     return freed;
 }
 
@@ -598,46 +561,26 @@ size_t atab_gc(atab_table *t)
 {
     if (!t)
         return 0;
-    atab__stop_readers(t);
-    pthread_mutex_lock(&t->cand_lock);
+    pthread_mutex_lock(&t->sweep_lock);
     size_t freed = sweep(t);
-    pthread_mutex_unlock(&t->cand_lock);
-    atab__resume_readers(t);
+    pthread_mutex_unlock(&t->sweep_lock);
     return freed;
 }
 
 /* The sweep a release triggers runs on the releasing thread; another
-** thread crossing the threshold meanwhile does not wait for it. */
+** thread crossing the threshold meanwhile goes on without waiting. */
 static void maybe_sweep(atab_table *t)
 {
-    if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) < t->sweep_threshold)
+    if (ATAB__LIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) < t->sweep_threshold))
         return;
-    if (__atomic_exchange_n(&t->self_sweep, 1, __ATOMIC_ACQUIRE))
+    if (pthread_mutex_trylock(&t->sweep_lock) != 0)
         return;
-    atab_gc(t);
-    __atomic_store_n(&t->self_sweep, 0, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
+        sweep(t);
+    pthread_mutex_unlock(&t->sweep_lock);
 }
 
-/* Release for a thread without a record: on the atom's own count, under
-** cand_lock so a candidate it queues cannot be swept before it is queued. */
-static int release_locked(atab_table *t, const atab_atom *a)
-{
-    int rc = ATAB_OK;
-    pthread_mutex_lock(&t->cand_lock);
-#ifdef ATAB_DEBUG
-    if (atab__count(a) <= 0)   /* exact here: no thread caches counts */
-        rc = ATAB_EREFS;
-    else
-#endif
-    if (atab__count_add(a, -1) <= 0) {
-        atab__vec_push(t, &t->cands, a);
-        __atomic_add_fetch(&t->unused, 1, __ATOMIC_RELAXED);
-    }
-    pthread_mutex_unlock(&t->cand_lock);
-    if (rc != ATAB_OK)
-        atab__set_error(rc);
-    return rc;
-}
+/* ---- release ---- */
 
 #ifdef ATAB_DEBUG
 /* Debug builds: is `a` a dynamic atom of t? Looked up by its hash and its
@@ -649,7 +592,7 @@ static int owns_atom(atab_table *t, const atab_atom *a)
     uint64_t h = atom_hash(t, a);
     atab__shard *sh = shard_of(t, h);
     pthread_mutex_lock(&sh->lock);
-    int found = find_slot(sh, h, a) != NULL;
+    int found = probe(atab__arr_of(sh->arr), h, match_atom, a, NULL) != NULL;
     pthread_mutex_unlock(&sh->lock);
     return found;
 }
@@ -657,7 +600,7 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 
 int atab_release(atab_table *t, const atab_atom *a)
 {
-    int rc = ATAB_OK;
+    int rc;
     if (!t || !a) {
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
@@ -670,47 +613,50 @@ int atab_release(atab_table *t, const atab_atom *a)
         return ATAB_EINVAL;
     }
 #endif
-    atab__rec *r = atab__enter(t);
+    atab__rec *r = rec_of(t);
     if (ATAB__LIKELY(r != NULL)) {
-        atab__release_cached(t, r, a);
+        atab__enter_rec(r);
+        rc = atab__unref(t, r, a);
         atab__leave(r);
     } else {
-        rc = release_locked(t, a);
+        rc = atab__unref_direct(t, a);
     }
     maybe_sweep(t);
     return rc;
 }
 
-void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
-                              atab__visit_fn fn, void *ud)
+const atab_atom *atab_ref(const atab_atom *a)
+{
+    if (a && !atab_is_static(a))
+        atab__count_take(a, 1);
+    return a;
+}
+
+/* ---- statistics and visits ---- */
+
+void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visit_fn fn,
+                              void *ud)
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
-        uint64_t *slots = atab__arr_slots(sh->arr);
-        if (sh->arr && array_fn)
-            array_fn(ud, slots, atab__arr_cap(sh->arr) * sizeof *slots);
-        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++)
-            if (atab__slot_live(slots[j]))
-                fn(ud, atab__slot_atom(slots[j]));
+        atab__arr v = atab__arr_of(sh->arr);
+        if (v.ngroups && array_fn)
+            array_fn(ud, v.ctrl, atab__code_bytes((unsigned)(sh->arr >> 56)));
+        for (size_t j = 0; j < atab__arr_cap(v); j++)
+            if (atab__ctrl_full(atab__group_load(v.ctrl, j / ATAB__GROUP), j % ATAB__GROUP))
+                fn(ud, atab__slot_atom(v.slots[j]));
         pthread_mutex_unlock(&sh->lock);
     }
 }
 
-void atab__table_visit(atab_table *t, atab__visit_fn fn, void *ud)
+static void stats_atom(void *ud, const atab_atom *a)
 {
-    atab__table_visit_shards(t, NULL, fn, ud);
-}
-
-/* Moves every thread's cached deltas into the atoms' own counts, so each
-** count is exact; the pause is proportional to the threads, not the table. */
-void atab__flush_counts(atab_table *t)
-{
-    atab__stop_readers(t);
-    pthread_mutex_lock(&t->cand_lock);
-    atab__flush_deltas(t, &t->cands);
-    pthread_mutex_unlock(&t->cand_lock);
-    atab__resume_readers(t);
+    atab_stats *out = ud;
+    if (atab_is_static(a))
+        return;
+    out->atoms++;
+    out->unused += atab__count(a) == 0;
 }
 
 int atab_get_stats(atab_table *t, atab_stats *out)
@@ -720,24 +666,17 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         return ATAB_EINVAL;
     }
     memset(out, 0, sizeof *out);
-    atab__flush_counts(t);
+    atab__flush_counts(t);   /* counts exact: no spares held back */
+    atab__table_visit_shards(t, NULL, stats_atom, out);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);
-        uint64_t *slots = atab__arr_slots(sh->arr);
-        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++) {
-            uint64_t s = slots[j];
-            if (!atab__slot_live(s) || atab_is_static(atab__slot_atom(s)))
-                continue;
-            out->atoms++;
-            out->unused += atab__count(atab__slot_atom(s)) == 0;
-        }
         out->statics_seen += sh->statics;
-        out->capacity += atab__arr_cap(sh->arr);
+        out->capacity += atab__arr_cap(atab__arr_of(sh->arr));
         pthread_mutex_unlock(&sh->lock);
     }
     out->bytes = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
-    out->misuse = t->misuse;
+    out->misuse = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
     return ATAB_OK;
 }
 
@@ -754,6 +693,68 @@ size_t atab_count(atab_table *t)
     }
     return n;
 }
+
+/* ---- external handles ---- */
+
+/* hstate is handles << 1 | CLOSING. The one who brings it to exactly
+** CLOSING (no handles, closing) destroys the table: atab_table_free when
+** no handle is out, else the last handle's release. Each side touches the
+** table no more after its atomic step unless it is that one. */
+#define CLOSING ((size_t)1)
+
+const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
+{
+    if (!t || !a || (__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) & CLOSING))
+        return atab__fail(ATAB_EINVAL);
+    if (atab_is_static(a))
+        return a;   /* read-only data: no reference, no count */
+    atab__rec *r = rec_of(t);
+    if (ATAB__LIKELY(r != NULL)) {
+        atab__enter_rec(r);
+        atab__ref(t, r, a);   /* the caller holds a: never killed */
+        atab__leave(r);
+    } else {
+        atab__count_take(a, 1);
+    }
+    __atomic_add_fetch(&t->hstate, 2, __ATOMIC_RELAXED);
+    return a;
+}
+
+static void table_destroy(atab_table *t);
+
+int atab_external_release(atab_table *t, const atab_atom *a)
+{
+    if (!t || !a) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    if (atab_is_static(a))
+        return ATAB_OK;   /* never touches the table: it may be gone */
+    int rc = atab_release(t, a);
+    if (rc != ATAB_OK)
+        return rc;
+    if (__atomic_sub_fetch(&t->hstate, 2, __ATOMIC_ACQ_REL) == CLOSING)
+        table_destroy(t);   /* the last handle after atab_table_free */
+    return ATAB_OK;
+}
+
+void atab_external_finalize_napi(void *env, void *data, void *hint)
+{
+    (void)env;
+    atab_external_release(hint, atab_atom_of_chars(data));
+}
+
+void atab_external_finalize(void *data, void *hint)
+{
+    atab_external_release(hint, atab_atom_of_chars(data));
+}
+
+size_t atab_external_handles(const atab_table *t)
+{
+    return t ? __atomic_load_n(&t->hstate, __ATOMIC_RELAXED) >> 1 : 0;
+}
+
+/* ---- the table's life ---- */
 
 /* A random seed per table (hash flooding); getrandom, else a mix of
 ** clock and addresses, which is weaker but never fails. */
@@ -772,18 +773,24 @@ static int table_init(atab_table *t, const atab_options *o)
 {
     t->seed = (o->flags & ATAB_FIXED_SEED) ? o->seed : random_seed(t);
     t->sweep_threshold = o->sweep_threshold ? o->sweep_threshold : 10000;
+    /* threads add their zeros to t->unused in batches of up to 32, at most
+    ** 1/256 of the threshold: a sweep starts within that of it */
+    t->zero_batch = (uint32_t)(t->sweep_threshold / 256 < 32 ? t->sweep_threshold / 256 : 32);
+    if (!t->zero_batch)
+        t->zero_batch = 1;
     t->memory_limit = o->memory_limit;
     for (unsigned i = 0; i < ATAB__SHARDS; i++)
         pthread_mutex_init(&t->shards[i].lock, NULL);
-    pthread_mutex_init(&t->cand_lock, NULL);
+    pthread_mutex_init(&t->sweep_lock, NULL);
     atab__threads_init(t);
     if (atab__static_init(t, o) != 0)
         return -1;
     if (o->initial_capacity) {
+        atab_status saved = atab_last_error();
         size_t per = o->initial_capacity / ATAB__SHARDS + 1;
         for (unsigned i = 0; i < ATAB__SHARDS; i++)
-            shard_rebuild(t, &t->shards[i], code_for(per));   /* benign; no old */
-        atab__set_error(ATAB_OK);
+            rebuild(t, &t->shards[i], code_for(per));   /* benign; no old array */
+        atab__set_error(saved);
     }
     return 0;
 }
@@ -807,28 +814,30 @@ atab_table *atab_table_new(const atab_options *opts)
     t->bytes = ATAB__TABLE_ALLOC;
     if (table_init(t, o) != 0) {
         atab_status err = atab_last_error();
-        atab__table_destroy(t);
+        table_destroy(t);
         return atab__fail(err);
     }
     return t;
 }
 
-void atab__table_destroy(atab_table *t)
+/* Frees everything; no thread may use the table any more. */
+static void table_destroy(atab_table *t)
 {
+    atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        uint64_t *slots = atab__arr_slots(sh->arr);
-        for (size_t j = 0; j < atab__arr_cap(sh->arr); j++) {
-            uint64_t s = slots[j];
-            if (atab__slot_live(s) && !atab_is_static(atab__slot_atom(s)))
-                atab__atom_free(t, (atab_atom *)atab__slot_atom(s));
+        atab__arr v = atab__arr_of(sh->arr);
+        for (size_t j = 0; j < atab__arr_cap(v); j++) {
+            if (!atab__ctrl_full(atab__group_load(v.ctrl, j / ATAB__GROUP), j % ATAB__GROUP))
+                continue;
+            const atab_atom *a = atab__slot_atom(v.slots[j]);
+            if (!atab_is_static(a))
+                atab__atom_free(t, (atab_atom *)a);
         }
         free_arr(t, sh->arr);
         pthread_mutex_destroy(&sh->lock);
     }
-    atab__threads_fini(t);
-    atab__vec_free(t, &t->cands);
-    pthread_mutex_destroy(&t->cand_lock);
+    pthread_mutex_destroy(&t->sweep_lock);
     atab__static_fini(t);
     atab_allocator al = t->alloc;
     al.free(al.ud, t->raw, ATAB__TABLE_ALLOC);
@@ -838,7 +847,11 @@ void atab_table_free(atab_table *t)
 {
     if (!t)
         return;
-    if (atab__external_close(t))   /* handles out: the last release frees */
-        return;
-    atab__table_destroy(t);
+    atab__host_cache_destroy(t);   /* dropped strings may release handles */
+    if (__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) != 0) {
+        atab_gc(t);   /* handles out: free what none of them holds now */
+        if (__atomic_add_fetch(&t->hstate, CLOSING, __ATOMIC_ACQ_REL) != CLOSING)
+            return;   /* the last release destroys the table */
+    }
+    table_destroy(t);
 }

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atab_int.h"   /* atab__count, atab__table_visit: exact checks */
+#include "atab_int.h"   /* atab__count, atab__table_visit_shards: exact checks */
 #include "atomtab_atoms.h"   /* the default static set, for OP_STATIC */
 
 #define CHECK(c)                                                           \
@@ -358,7 +358,7 @@ static void check_all(atab_table *t, model *m)
         s.cap *= 2;
     s.v = calloc(s.cap, sizeof *s.v);
     CHECK(s.v != NULL);
-    atab__table_visit(t, see, &s);
+    atab__table_visit_shards(t, NULL, see, &s);
     for (size_t i = 0; i < m->n; i++) {
         model_ent *e = &m->e[i];
         if (!e->present)
@@ -374,15 +374,16 @@ static void check_all(atab_table *t, model *m)
     free(s.v);
 }
 
-/* This thread's cached delta to a's count (thread.c): the true count is
-** the atom's own count plus every thread's delta, and the fuzzer has one
-** thread. 0 without a record (debug builds, or its allocation failed). */
-static int32_t cached_delta(atab_table *t, const atab_atom *a)
+/* The spare references this thread's cache holds on a (thread.h): the
+** atom's count is what holders hold plus every cache's spares, and the
+** fuzzer has one thread. 0 without a record (debug builds, or its
+** allocation failed). */
+static uint32_t cached_spares(atab_table *t, const atab_atom *a)
 {
 #ifndef ATAB_DEBUG
     if (atab__tls_last.id == t->id && atab__tls_last.rec) {
-        atab__ent *e = atab__rec_find(atab__tls_last.rec, a);
-        return e ? e->d : 0;
+        const atab__ref_ent *e = atab__cache_find(atab__tls_last.rec, a);
+        return e ? e->spare : 0;
     }
 #else
     (void)t; (void)a;
@@ -418,7 +419,7 @@ static void check(atab_table *t, model *m, int after_release, int full)
     model_ent *e = m->touched;
     if (e && e->present) {
         CHECK(atab_len(e->a) == e->len && memcmp(atab_chars(e->a), e->s, e->len) == 0);
-        CHECK(atab__count(e->a) + cached_delta(t, e->a) == e->count);
+        CHECK(atab__count(e->a) - cached_spares(t, e->a) == e->count);
     }
     m->touched = NULL;
     if (full) {

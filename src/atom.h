@@ -1,0 +1,85 @@
+/*
+** atom.h - the dynamic atom object (atom.c) and its reference count.
+**
+** An atom's count word C (atab__refcnt) is shared by every thread:
+**
+**   0 .. REF_SAT-1   live; C references, counting the spare references
+**                    that threads' caches hold (thread.h): C >= the
+**                    references holders have, so C == 0 means unused
+**   REF_SAT and up   saturated: never changes again, never freed
+**   REF_DEAD         a sweep took it from 0 under its shard's lock: it is
+**                    being unlinked and is freed after a grace period
+**
+** Revival races a sweep on the one word: a reference from 0 is a CAS 0 -> 1
+** and the sweep's kill is a CAS 0 -> REF_DEAD, so exactly one of them wins;
+** the loser of a revival treats the atom as absent. A release that would
+** take the count below what is held is refused (atab__count_drop), so a
+** double release can never free an atom someone holds through this count.
+*/
+#ifndef ATAB_ATOM_H
+#define ATAB_ATOM_H
+
+#include "hash.h"
+
+#define ATAB__REF_SAT (UINT32_C(1) << 30)
+#define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
+#define ATAB__REF_DEAD UINT32_MAX
+
+/* A new dynamic atom with count 1, or NULL (error set). */
+ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, const atab__key *k);
+ATAB__HIDDEN void atab__atom_free(atab_table *t, atab_atom *a);
+ATAB__HIDDEN size_t atab__atom_size(const atab_atom *a);
+
+static inline uint32_t *atab__count_word(const atab_atom *a)
+{
+    return (uint32_t *)&a->atab__refcnt;
+}
+
+static inline uint32_t atab__count(const atab_atom *a)
+{
+    return __atomic_load_n(atab__count_word(a), __ATOMIC_ACQUIRE);
+}
+
+/* Takes n references on a live atom. 0, or -1 when a sweep has killed it
+** (then it is absent: the caller looks again under the shard lock). A
+** saturated count stays as it is. */
+static inline int atab__count_take(const atab_atom *a, uint32_t n)
+{
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
+    do {
+        if (c >= ATAB__REF_SAT)
+            return c == ATAB__REF_DEAD ? -1 : 0;
+    } while (!__atomic_compare_exchange_n(w, &c, c + n >= ATAB__REF_SAT ? ATAB__REF_PINNED
+                                                                        : c + n,
+                                          1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+    return 0;
+}
+
+/* What atab__count_drop did. */
+enum { ATAB__DROP_LIVE, ATAB__DROP_UNUSED, ATAB__DROP_MISUSE };
+
+/* Drops n references, keeping at least `floor` (spares the caller's own
+** cache holds, which it is not dropping). A drop below that would release
+** references nobody holds: nothing changes and DROP_MISUSE is returned.
+** DROP_UNUSED when the count reached 0. */
+static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floor)
+{
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
+    do {
+        if (c >= ATAB__REF_SAT)
+            return ATAB__DROP_LIVE;
+        if (c < (uint64_t)n + floor)
+            return ATAB__DROP_MISUSE;
+    } while (!__atomic_compare_exchange_n(w, &c, c - n, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    return c - n == 0 ? ATAB__DROP_UNUSED : ATAB__DROP_LIVE;
+}
+
+/* The sweep's kill: 0 -> REF_DEAD. Non-zero when it won. */
+static inline int atab__count_kill(const atab_atom *a)
+{
+    uint32_t zero = 0;
+    return __atomic_compare_exchange_n(atab__count_word(a), &zero, ATAB__REF_DEAD, 0,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+#endif /* ATAB_ATOM_H */

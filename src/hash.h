@@ -1,0 +1,120 @@
+/*
+** hash.h - keys: how a string is hashed (short keys inline, long ones with
+** XXH3 in atom.c) and compared with an atom's characters.
+*/
+#ifndef ATAB_HASH_H
+#define ATAB_HASH_H
+
+#include "base.h"
+
+/* What is being looked up: UTF-8 bytes, or UTF-16 units too long to
+** convert on the stack. `len` is always the UTF-8 length. */
+typedef struct atab__key {
+    const char *s;          /* UTF-8 bytes, or NULL for a UTF-16 key */
+    const uint16_t *u16;    /* UTF-16 units when s is NULL */
+    size_t n16;             /* units in u16 */
+    size_t len;             /* UTF-8 bytes */
+    uint64_t hash;          /* atab__hash_bytes of the UTF-8 bytes */
+} atab__key;
+
+#define ATAB__U16_STACK 256 /* UTF-16 keys up to this many UTF-8 bytes are
+                               converted on the stack */
+
+ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len);
+
+/* Keys of at most ATAB__SHORT_KEY bytes (most atoms) hash inline on the
+** hit path: the key's first and last words (overlapping; every byte is in
+** one of them), each keyed, multiplied as 128 bits and the halves folded,
+** twice (the multiply-fold mix of wyhash and rapidhash). atab__hash_bytes
+** gives the same value: it calls this for short keys, XXH3 for longer
+** ones. Long UTF-16 keys (atab__hash_key_u16) are always longer. */
+#define ATAB__SHORT_KEY 16
+#if defined(__SIZEOF_INT128__)
+static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
+{
+    __extension__ typedef unsigned __int128 u128;
+    u128 m = (u128)a * b;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+#else
+static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
+{
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll;
+    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return lo ^ hi;
+}
+#endif
+
+static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    uint64_t a = 0, b = 0;
+    if (len >= 8) {
+        memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
+    } else if (len >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4), memcpy(&y, p + len - 4, 4);
+        a = x, b = y;
+    } else if (len > 0) {
+        a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
+    }
+    /* the seed keys both factors, so no key can zero one of them on its
+    ** own (that would make every key with that word collide) */
+    uint64_t s2 = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
+    uint64_t h = atab__fold_mul(a ^ seed ^ UINT64_C(0x2d358dccaa6c78a5), b ^ s2);
+    return atab__fold_mul(h ^ len ^ UINT64_C(0x4b33a62ed433d4a3),
+                          (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1);
+}
+
+static inline uint64_t atab__hash_inline(uint64_t seed, const char *s, size_t len)
+{
+    if (ATAB__LIKELY(len <= ATAB__SHORT_KEY))
+        return atab__hash_short(seed, s, len);
+    return atab__hash_bytes(seed, s, len);
+}
+ATAB__HIDDEN uint64_t atab__hash_key_u16(uint64_t seed, const atab__key *k);
+/* Validates UTF-16; sets *len8 to the UTF-8 length. ATAB_EUTF16 on an
+** unpaired surrogate, ATAB_ETOOLONG past ATAB_MAX_LEN. */
+ATAB__HIDDEN int atab__utf16_measure(const uint16_t *s, size_t n, size_t *len8);
+ATAB__HIDDEN void atab__utf16_encode(char *dst, const uint16_t *s, size_t n);
+ATAB__HIDDEN int atab__key_equals_u16(const atab__key *k, const atab_atom *a);
+
+/* Equal n bytes? Inline for the short strings atoms mostly are: whole
+** words, the last one overlapping, never a byte past either end. */
+static inline int atab__eq_bytes(const char *x, const char *y, size_t n)
+{
+    uint64_t a, b;
+    uint32_t c, d;
+    if (n >= 8) {
+        if (n > 16)
+            return memcmp(x, y, n) == 0;
+        memcpy(&a, x, 8), memcpy(&b, y, 8);
+        if (a != b)
+            return 0;
+        memcpy(&a, x + n - 8, 8), memcpy(&b, y + n - 8, 8);
+        return a == b;
+    }
+    if (n >= 4) {
+        memcpy(&c, x, 4), memcpy(&d, y, 4);
+        if (c != d)
+            return 0;
+        memcpy(&c, x + n - 4, 4), memcpy(&d, y + n - 4, 4);
+        return c == d;
+    }
+    if (n == 0)
+        return 1;
+    /* 1-3 bytes: first, middle and last cover them all, without a loop */
+    return x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1];
+}
+
+static inline int atab__key_equals(const atab__key *k, const atab_atom *a)
+{
+    if (ATAB__LIKELY(k->s != NULL))
+        return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
+    return atab__key_equals_u16(k, a);
+}
+
+#endif /* ATAB_HASH_H */

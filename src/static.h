@@ -1,0 +1,30 @@
+/*
+** static.h - static atom sets (static.c): registration on a table, and the
+** lookup of a string in them (miss filter first, then the perfect hash).
+*/
+#ifndef ATAB_STATIC_H
+#define ATAB_STATIC_H
+
+#include "base.h"
+#include "static_hash.h"
+
+/* The static atom with these UTF-8 bytes in one of the table's sets. */
+ATAB__HIDDEN const atab_atom *atab__static_find(const atab_table *t,
+                                                const char *s, size_t len);
+/* Registers the options' sets (and the default set) on a new table;
+** -1 with the error set on bad sets or no memory. */
+ATAB__HIDDEN int atab__static_init(atab_table *t, const atab_options *o);
+ATAB__HIDDEN void atab__static_fini(atab_table *t);
+/* The table's heap block listing its sets (*bytes its size), or NULL when
+** it has none (no sets, or the default set alone, which is not copied). */
+ATAB__HIDDEN const void *atab__static_heap(const atab_table *t, size_t *bytes);
+
+/* Could this set hold these bytes? Its miss filter's bit (static_hash.h):
+** a clear bit means no slot of the set holds them, known without hashing. */
+static inline int atab__set_may_hold(const atab_static_set *set, const char *s, size_t len)
+{
+    uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
+    return (int)((set->filter[bit >> 6] >> (bit & 63)) & 1);
+}
+
+#endif /* ATAB_STATIC_H */

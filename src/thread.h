@@ -1,0 +1,157 @@
+/*
+** thread.h - per-thread records (thread.c): read-side sections that let
+** lookups probe the table without locks, and a small cache of spare
+** references that keeps hot atoms' counts off shared cache lines.
+**
+** Sections. A record's `seq` is odd while its thread is inside a section.
+** Whatever a writer unlinks (an atom a sweep killed, a slot array a rebuild
+** replaced) it frees only after a grace period (atab__synchronize): once
+** every record that was inside a section has left it. Entering costs a
+** store and a compiler fence where the kernel has membarrier (the writer
+** pays for the fence), a full fence elsewhere. Nothing ever waits for a
+** writer: sections are never held up, and no lock is taken inside one.
+**
+** Spare references. An atom's count includes the references the caches
+** hold in reserve (atom.h), so the count alone decides whether an atom is
+** unused, without looking at any cache. A hit takes a spare from the
+** thread's cache entry for the atom (no shared write), or takes one from
+** the count (one CAS) when it has none; a release gives the reference back
+** to the entry as a spare when this thread lent it, and drops it from the
+** count otherwise. Many threads hitting the same atoms each keep a few
+** spares and write nothing shared. Spares come back to the counts when an
+** entry is evicted, when the thread exits, and when a flush asks for them
+** (atab_gc, reports): a flusher raises the record's flush_req, after which
+** the owner leaves its cache alone and works on the counts directly until
+** the flusher is done, so flushing never waits on the owner either, beyond
+** the section it is in.
+*/
+#ifndef ATAB_THREAD_H
+#define ATAB_THREAD_H
+
+#include "atom.h"
+
+#define ATAB__CACHE_SETS 16
+#define ATAB__CACHE_WAYS 4
+#define ATAB__SPARE_MAX 8        /* spares past this go back to the count */
+#define ATAB__LENT_MAX (1u << 30)
+
+typedef struct atab__ref_ent {
+    const atab_atom *a;  /* NULL: free */
+    uint32_t spare;      /* references held in reserve (in a's count) */
+    uint32_t lent;       /* handed out from this entry, not yet given back */
+} atab__ref_ent;
+
+typedef struct atab__rec {
+    uint64_t seq;             /* odd inside a section; only the owner writes */
+    uint32_t flush_req;       /* a flusher owns the cache (atomic) */
+    int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
+    atab_table *t;
+    struct atab__rec *next;   /* the table's records (t->reg_lock) */
+    struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
+    void *raw;                /* the allocation holding this aligned record */
+    atab__ref_ent e[ATAB__CACHE_SETS * ATAB__CACHE_WAYS];
+} __attribute__((aligned(64))) atab__rec;
+
+/* The record this thread used last, for the one-compare fast path. */
+typedef struct atab__tls_pair {
+    uint64_t id;
+    atab__rec *rec;
+} atab__tls_pair;
+extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;
+extern ATAB__HIDDEN int atab__membarrier_state;   /* > 0: readers need no fence */
+
+/* This thread's record on t when it is not the last one used (a first
+** visit registers one); NULL when none can be had (no memory; debug builds,
+** which count every reference on the atom), and the caller locks instead. */
+ATAB__HIDDEN atab__rec *atab__rec_find(atab_table *t);
+
+static inline void atab__reader_fence(void)
+{
+    if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_RELAXED) > 0)
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    else
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Enters a read-side section on a record. */
+static inline void atab__enter_rec(atab__rec *r)
+{
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+    atab__reader_fence();
+}
+
+static inline void atab__leave(atab__rec *r)
+{
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The cache entry for a, or NULL. Inside a section only, and only while
+** atab__cache_ours(r). */
+static inline atab__ref_ent *atab__cache_find(atab__rec *r, const atab_atom *a)
+{
+    atab__ref_ent *set = &r->e[(atab_hash(a) % ATAB__CACHE_SETS) * ATAB__CACHE_WAYS];
+    for (unsigned w = 0; w < ATAB__CACHE_WAYS; w++)
+        if (set[w].a == a)
+            return &set[w];
+    return NULL;
+}
+
+/* May the owner use its cache in this section (no flusher holds it)? */
+static inline int atab__cache_ours(atab__rec *r)
+{
+    return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
+}
+
+/* Takes one reference on a (dynamic) atom for this thread's caller, inside
+** a section: a spare when the cache has one, else from the count. -1 when a
+** sweep has killed the atom (it is absent). */
+ATAB__HIDDEN int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a);
+
+static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    atab__ref_ent *e;
+    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && e->spare)) {
+        e->spare--;
+        e->lent++;
+        return 0;
+    }
+    return atab__ref_slow(t, r, a);
+}
+
+/* Drops one reference, inside a section: back to the cache as a spare when
+** this thread lent it, else from the count. ATAB_OK, or ATAB_EREFS for a
+** release of a reference nobody holds (the atom is then kept forever). */
+ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a);
+
+static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    atab__ref_ent *e;
+    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && e->lent &&
+                     e->spare < ATAB__SPARE_MAX)) {
+        e->lent--;
+        e->spare++;
+        return ATAB_OK;
+    }
+    return atab__unref_slow(t, r, a);
+}
+
+/* Drops one reference on the count, for a thread outside any section.
+** Same returns as atab__unref. */
+ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
+
+/* Waits until every record inside a section now has left it. */
+ATAB__HIDDEN void atab__synchronize(atab_table *t);
+/* Gives every record's spares back to the counts, so each count is exact
+** (until the next hit). Waits only for sections in progress to end. */
+ATAB__HIDDEN void atab__flush_counts(atab_table *t);
+/* Registers the table (its id) and initialises its records' state. */
+ATAB__HIDDEN void atab__threads_init(atab_table *t);
+/* Unregisters the table and frees its records; no thread may use it. */
+ATAB__HIDDEN void atab__threads_fini(atab_table *t);
+
+/* fn(ud, block, bytes) for every record's block (for the reporter). */
+ATAB__HIDDEN void atab__threads_visit_memory(atab_table *t,
+                                             void (*fn)(void *, const void *, size_t),
+                                             void *ud);
+
+#endif /* ATAB_THREAD_H */
