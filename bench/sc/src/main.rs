@@ -8,7 +8,11 @@
 //! `DefaultAtom::from(&str)` and the drop of what it returned. Modes, as
 //! in threads.c:
 //!   hit    each thread walks the token stream from its own offset
-//!   same   every thread hits the same 4 atoms (the file's first 4 tokens)
+//!   same   every thread hits the same 4 atoms (the file's first 4 tokens;
+//!          on the bundled corpus html, lang, head, meta: inline atoms here,
+//!          static ones in atomtab, so neither touches a count)
+//!   samedyn  as `same`, on 4 dynamic atoms ("samedyn-atom-0".."3",
+//!          interned and held with the warm-up); run when --modes names it
 //!   mix    7 ops in 8 as `hit`; the 8th interns a new string (thread id
 //!          and a counter, "mix-ID-N") and drops it at once
 //! Each figure is the median of --reps runs of --ms milliseconds.
@@ -31,7 +35,8 @@ use std::time::{Duration, Instant};
 
 use string_cache::DefaultAtom;
 
-const MODES: [&str; 3] = ["hit", "same", "mix"];
+const MODES: [&str; 4] = ["hit", "same", "mix", "samedyn"];
+const SAMEDYN: [&str; 4] = ["samedyn-atom-0", "samedyn-atom-1", "samedyn-atom-2", "samedyn-atom-3"];
 const BATCH: usize = 64; // hits per timed batch, as bench/latency.c
 const CHURN_HEAD_START: u64 = 20_000; // churn ops before the reader starts
 
@@ -108,6 +113,8 @@ fn work(sh: &Shared, id: usize) -> (u64, f64) {
         for _ in 0..256 {
             if sh.mode == 1 {
                 hit_op(k[(ops & 3) as usize]);
+            } else if sh.mode == 3 {
+                hit_op(SAMEDYN[(ops & 3) as usize]);
             } else if sh.mode == 2 && ops & 7 == 7 {
                 hit_op(fresh_name(&mut buf, "mix-", Some(id), fresh)); // new, then freed
                 fresh += 1;
@@ -174,7 +181,7 @@ fn throughput(k: &[&'static str], path: &str, threads: &[usize], modes: &[usize]
     } else {
         println!("atomtab-sc-bench: {ncpu} CPUs, {}; {path}, {} tokens; median of {reps} x {ms} ms; \
                   op = DefaultAtom::from + drop (string_cache 0.8.7)", cpu_model(), k.len());
-        println!("{:<6} {:>8} {:>10} {:>8} {:>10}", "mode", "threads", "Mops/s", "scaling", "cpu-ns/op");
+        println!("{:<7} {:>7} {:>10} {:>8} {:>10}", "mode", "threads", "Mops/s", "scaling", "cpu-ns/op");
     }
     let mut first = true;
     for &m in modes {
@@ -190,7 +197,7 @@ fn throughput(k: &[&'static str], path: &str, threads: &[usize], modes: &[usize]
                         \"max\": {:.3}, \"scaling\": {:.3}, \"cpu_ns_per_op\": {cmed:.2}}}",
                        if first { "" } else { "," }, MODES[m], v[0], v[reps - 1], med / base);
             } else {
-                println!("{:<6} {n:>8} {med:>10.2} {:>7.2}x {cmed:>10.1}{}", MODES[m], med / base,
+                println!("{:<7} {n:>7} {med:>10.2} {:>7.2}x {cmed:>10.1}{}", MODES[m], med / base,
                          if n > ncpu { "  (more threads than CPUs)" } else { "" });
             }
             first = false;
@@ -328,7 +335,10 @@ fn main() {
         die(&format!("{path} has fewer than 4 tokens"));
     }
     let distinct: HashSet<&str> = k.iter().copied().collect();
-    let held: Vec<DefaultAtom> = distinct.into_iter().map(DefaultAtom::from).collect(); // warm: each held once
+    let mut held: Vec<DefaultAtom> = distinct.into_iter().map(DefaultAtom::from).collect(); // warm: each held once
+    if modes.contains(&3) {
+        held.extend(SAMEDYN.iter().map(|&s| DefaultAtom::from(s)));
+    }
     if lat {
         latency(&k, &path, batches, json);
     } else {
