@@ -36,7 +36,12 @@ use std::time::{Duration, Instant};
 use string_cache::DefaultAtom;
 
 const MODES: [&str; 4] = ["hit", "same", "mix", "samedyn"];
-const SAMEDYN: [&str; 4] = ["samedyn-atom-0", "samedyn-atom-1", "samedyn-atom-2", "samedyn-atom-3"];
+const SAMEDYN: [&str; 4] = [
+    "samedyn-atom-0",
+    "samedyn-atom-1",
+    "samedyn-atom-2",
+    "samedyn-atom-3",
+];
 const BATCH: usize = 64; // hits per timed batch, as bench/latency.c
 const CHURN_HEAD_START: u64 = 20_000; // churn ops before the reader starts
 
@@ -57,7 +62,10 @@ fn hit_op(s: &str) {
 
 /// This thread's CPU time in seconds.
 fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes the timespec it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -133,11 +141,22 @@ fn work(sh: &Shared, id: usize) -> (u64, f64) {
 
 /// One timed run: Mops/s (wall clock) and CPU ns per op over all threads.
 fn run(k: &[&'static str], mode: usize, nthreads: usize, ms: u64) -> (f64, f64) {
-    let sh = Shared { k, mode, nthreads, go: AtomicBool::new(false), stop: AtomicBool::new(false) };
+    let sh = Shared {
+        k,
+        mode,
+        nthreads,
+        go: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+    };
     let (mut ops, mut cpu) = (0u64, 0f64);
     let t0 = Instant::now();
     std::thread::scope(|s| {
-        let hs: Vec<_> = (0..nthreads).map(|id| { let sh = &sh; s.spawn(move || work(sh, id)) }).collect();
+        let hs: Vec<_> = (0..nthreads)
+            .map(|id| {
+                let sh = &sh;
+                s.spawn(move || work(sh, id))
+            })
+            .collect();
         sh.go.store(true, Ordering::Release);
         std::thread::sleep(Duration::from_millis(ms));
         sh.stop.store(true, Ordering::Relaxed);
@@ -148,13 +167,20 @@ fn run(k: &[&'static str], mode: usize, nthreads: usize, ms: u64) -> (f64, f64) 
         }
     });
     let secs = t0.elapsed().as_secs_f64();
-    (ops as f64 / secs / 1e6, if ops > 0 { cpu * 1e9 / ops as f64 } else { 0.0 })
+    (
+        ops as f64 / secs / 1e6,
+        if ops > 0 { cpu * 1e9 / ops as f64 } else { 0.0 },
+    )
 }
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 fn cpu_model() -> String {
@@ -169,19 +195,36 @@ fn cpu_model() -> String {
 }
 
 fn nproc() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
-fn throughput(k: &[&'static str], path: &str, threads: &[usize], modes: &[usize], ms: u64, reps: usize, json: bool) {
+fn throughput(
+    k: &[&'static str],
+    path: &str,
+    threads: &[usize],
+    modes: &[usize],
+    ms: u64,
+    reps: usize,
+    json: bool,
+) {
     let ncpu = nproc();
     if json {
         print!("{{\"impl\": \"string_cache\", \"machine\": {{\"nproc\": {ncpu}, \"cpu\": \"{}\"}}, \
                 \"file\": \"{path}\", \"ms\": {ms}, \"reps\": {reps}, \"unit\": \"Mops/s\", \"results\": [",
                cpu_model());
     } else {
-        println!("atomtab-sc-bench: {ncpu} CPUs, {}; {path}, {} tokens; median of {reps} x {ms} ms; \
-                  op = DefaultAtom::from + drop (string_cache 0.8.7)", cpu_model(), k.len());
-        println!("{:<7} {:>7} {:>10} {:>8} {:>10}", "mode", "threads", "Mops/s", "scaling", "cpu-ns/op");
+        println!(
+            "atomtab-sc-bench: {ncpu} CPUs, {}; {path}, {} tokens; median of {reps} x {ms} ms; \
+                  op = DefaultAtom::from + drop (string_cache 0.8.7)",
+            cpu_model(),
+            k.len()
+        );
+        println!(
+            "{:<7} {:>7} {:>10} {:>8} {:>10}",
+            "mode", "threads", "Mops/s", "scaling", "cpu-ns/op"
+        );
     }
     let mut first = true;
     for &m in modes {
@@ -197,8 +240,16 @@ fn throughput(k: &[&'static str], path: &str, threads: &[usize], modes: &[usize]
                         \"max\": {:.3}, \"scaling\": {:.3}, \"cpu_ns_per_op\": {cmed:.2}}}",
                        if first { "" } else { "," }, MODES[m], v[0], v[reps - 1], med / base);
             } else {
-                println!("{:<7} {n:>7} {med:>10.2} {:>7.2}x {cmed:>10.1}{}", MODES[m], med / base,
-                         if n > ncpu { "  (more threads than CPUs)" } else { "" });
+                println!(
+                    "{:<7} {n:>7} {med:>10.2} {:>7.2}x {cmed:>10.1}{}",
+                    MODES[m],
+                    med / base,
+                    if n > ncpu {
+                        "  (more threads than CPUs)"
+                    } else {
+                        ""
+                    }
+                );
             }
             first = false;
         }
@@ -266,7 +317,13 @@ fn pct(v: &[u64], p: f64) -> u64 {
     v[r.clamp(1, v.len()) - 1]
 }
 
-const PCTS: [(&str, f64); 5] = [("p50", 0.50), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999), ("max", 1.0)];
+const PCTS: [(&str, f64); 5] = [
+    ("p50", 0.50),
+    ("p99", 0.99),
+    ("p999", 0.999),
+    ("p9999", 0.9999),
+    ("max", 1.0),
+];
 
 fn latency(k: &[&'static str], path: &str, batches: usize, json: bool) {
     let (alone, _) = latency_phase(k, batches, false);
@@ -274,7 +331,10 @@ fn latency(k: &[&'static str], path: &str, batches: usize, json: bool) {
     let ratio = pct(&churn, 0.9999) as f64 / pct(&alone, 0.9999) as f64;
     if json {
         let obj = |v: &[u64]| {
-            PCTS.iter().map(|(n, p)| format!("\"{n}\": {}", pct(v, *p))).collect::<Vec<_>>().join(", ")
+            PCTS.iter()
+                .map(|(n, p)| format!("\"{n}\": {}", pct(v, *p)))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         println!("{{\"impl\": \"string_cache\", \"machine\": {{\"nproc\": {}, \"cpu\": \"{}\"}}, \
                   \"file\": \"{path}\", \"batches\": {batches}, \"batch\": {BATCH}, \"unit\": \"ns\",\n  \
@@ -282,9 +342,14 @@ fn latency(k: &[&'static str], path: &str, batches: usize, json: bool) {
                   \"ratio_p9999\": {ratio:.3}}}",
                  nproc(), cpu_model(), obj(&alone), obj(&churn));
     } else {
-        println!("latency: string_cache 0.8.7; {path}; {batches} batches of {BATCH} hits \
-                  (DefaultAtom::from + drop), ns per batch");
-        println!("{:<6} {:>8} {:>8} {:>8} {:>8} {:>9} {:>12}", "phase", "p50", "p99", "p99.9", "p99.99", "max", "churn ops");
+        println!(
+            "latency: string_cache 0.8.7; {path}; {batches} batches of {BATCH} hits \
+                  (DefaultAtom::from + drop), ns per batch"
+        );
+        println!(
+            "{:<6} {:>8} {:>8} {:>8} {:>8} {:>9} {:>12}",
+            "phase", "p50", "p99", "p99.9", "p99.99", "max", "churn ops"
+        );
         for (name, v, c) in [("alone", &alone, 0), ("churn", &churn, churned)] {
             print!("{name:<6}");
             for (_, p) in PCTS {
@@ -309,7 +374,8 @@ fn num<T: std::str::FromStr>(s: Option<String>) -> T {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut threads, mut modes) = ("1,2,4,8,16".to_string(), "hit,same,mix".to_string());
-    let (mut ms, mut reps, mut batches, mut json, mut lat) = (300u64, 3usize, 2_000_000usize, false, false);
+    let (mut ms, mut reps, mut batches, mut json, mut lat) =
+        (300u64, 3usize, 2_000_000usize, false, false);
     let mut file = None;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -324,10 +390,22 @@ fn main() {
             _ => file = Some(a),
         }
     }
-    let threads: Vec<usize> = threads.split(',').filter_map(|t| t.parse().ok()).filter(|&t| t > 0 && t <= 1024).collect();
-    let modes: Vec<usize> = modes.split(',').filter_map(|m| MODES.iter().position(|x| *x == m)).collect();
+    let threads: Vec<usize> = threads
+        .split(',')
+        .filter_map(|t| t.parse().ok())
+        .filter(|t| (1..=1024).contains(t))
+        .collect();
+    let modes: Vec<usize> = modes
+        .split(',')
+        .filter_map(|m| MODES.iter().position(|x| *x == m))
+        .collect();
     let path = file.unwrap_or_else(|| usage());
-    if threads.is_empty() || modes.is_empty() || ms < 1 || reps < 1 || reps > 99 || batches < 100 {
+    if threads.is_empty()
+        || modes.is_empty()
+        || ms < 1
+        || !(1..=99).contains(&reps)
+        || batches < 100
+    {
         usage();
     }
     let k = load(&path);
