@@ -422,3 +422,57 @@ bench: bench-node
 bench-node: node-addon
 	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bindings/node/bench.js; \
 	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+
+# ---- lifecycle benches (issue 11): string_cache, reader latency, probe tails ----
+# make bench-lifecycle  atomthreads and bench/sc (Servo's string_cache, Rust)
+#                       on hit, same, samedyn, mix at 1, 2 and 16 threads,
+#                       then atomlatency and bench/sc --latency (one reader's
+#                       batches of 64 hits, alone and beside a churning
+#                       thread); prints issue 11's same-run ratios
+#                       (tools/bench-lifecycle.sh), keeps the JSON in
+#                       $(O)/bench/lifecycle. Part of `make bench`.
+# make bench-probes     bench/probes.c under callgrind: Ir per repeated hit of
+#                       1,000 strings interned after the corpus warm-up
+#                       (tools/probes-callgrind.sh); dumps in $(O)/bench/probes
+# bench/sc is built by cargo ($(CARGO): PATH or ~/.cargo/bin, else Debian's
+# through tools/deps.sh cargo) into $(O)/bench/sc; with no cargo, or when
+# its build fails, the string_cache side is skipped with a message.
+# Knobs: LC_THREADS (1,2,16), LC_MODES, LC_MS (300), LC_REPS (5),
+#        LC_BATCHES (2000000); PROBES_ARGS (--strings N --reps N --seed N).
+ATOMLATENCY := $(BENCH_DIR)/atomlatency
+ATOMPROBES  := $(BENCH_DIR)/atomprobes
+SC_TARGET   := $(BENCH_DIR)/sc
+SC_BENCH    := $(SC_TARGET)/release/atomtab-sc-bench
+CARGO       ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
+PROBES_ARGS ?=
+
+$(ATOMLATENCY): bench/latency.c bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+# Includes <valgrind/callgrind.h> when present (deps.sh valgrind installs it).
+$(ATOMPROBES): bench/probes.c bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+# cargo decides what to rebuild; a binary it could not rebuild is removed,
+# so a stale one never runs.
+.PHONY: sc-bench bench-lifecycle bench-probes
+sc-bench:
+	@cargo=$$(command -v "$(CARGO)" 2>/dev/null || command -v cargo 2>/dev/null || \
+	    { sh tools/deps.sh cargo >&2 && command -v cargo; } || true); \
+	if [ -z "$$cargo" ]; then rm -f $(SC_BENCH); \
+	    echo "bench-lifecycle: no cargo, and it could not be installed: string_cache side SKIPPED"; \
+	elif ! CARGO_TARGET_DIR=$(abspath $(SC_TARGET)) $$cargo build --release --locked -q \
+	    --manifest-path bench/sc/Cargo.toml; then rm -f $(SC_BENCH); \
+	    echo "bench-lifecycle: cargo could not build bench/sc: string_cache side SKIPPED"; fi
+
+bench: bench-lifecycle
+bench-lifecycle: report-tool sc-bench
+	@$(MAKE) --no-print-directory $(ATOMTHREADS) $(ATOMLATENCY)
+	sh tools/bench-lifecycle.sh $(ATOMTHREADS) $(ATOMLATENCY) \
+	    "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" $(CORPUS) $(BENCH_DIR)/lifecycle
+
+bench-probes: report-tool
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(ATOMPROBES)
+	sh tools/probes-callgrind.sh $(ATOMPROBES) $(CORPUS) $(BENCH_DIR)/probes -- $(PROBES_ARGS)

@@ -9,7 +9,12 @@
 ** atom). Modes:
 **   hit    each thread walks the token stream from its own offset
 **   same   every thread hits the same 4 atoms: the trap of a shared
-**          reference count (its cache line would bounce between cores)
+**          reference count (its cache line would bounce between cores).
+**          The file's first 4 tokens: on the bundled corpus html, lang,
+**          head, meta, static atoms, which have no count at all
+**   samedyn  as `same`, on 4 dynamic atoms ("samedyn-atom-0".."3",
+**          interned and held with the warm-up); not run unless --modes
+**          names it
 **   mix    7 ops in 8 as `hit`; the 8th interns a new string (thread id and
 **          a counter) and releases it, so unused atoms pile up and the
 **          releasing thread sweeps every sweep_threshold (10,000) of them
@@ -18,7 +23,8 @@
 ** unless they contend, so it says something even on a busy or small
 ** machine, where Mops/s cannot scale.
 **
-** usage: atomthreads [--threads 1,2,4,8,16] [--ms 300] [--reps 3] [--json] FILE
+** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]
+**                    [--reps 3] [--json] FILE
 */
 #include <pthread.h>
 #include <stdint.h>
@@ -41,8 +47,8 @@ static void load(const char *path, tokens *t)
     }
 }
 
-enum { MODE_HIT, MODE_SAME, MODE_MIX, NMODES };
-static const char *const mode_name[NMODES] = {"hit", "same", "mix"};
+enum { MODE_HIT, MODE_SAME, MODE_MIX, MODE_SAMEDYN, NMODES };
+static const char *const mode_name[NMODES] = {"hit", "same", "mix", "samedyn"};
 
 typedef struct shared {
     atab_table *t;
@@ -51,6 +57,7 @@ typedef struct shared {
     int go, stop;          /* atomic */
     const char *same[4];   /* the `same` mode's strings */
     size_t same_len[4];
+    char samedyn[4][16];   /* the `samedyn` mode's strings */
 } shared;
 
 typedef struct worker {
@@ -89,6 +96,8 @@ static void *work(void *arg)
             if (sh->mode == MODE_SAME) {
                 unsigned x = (unsigned)ops & 3;
                 rc = hit_op(sh->t, sh->same[x], sh->same_len[x]);
+            } else if (sh->mode == MODE_SAMEDYN) {
+                rc = hit_op(sh->t, sh->samedyn[ops & 3], 14);
             } else if (sh->mode == MODE_MIX && (ops & 7) == 7) {
                 int n = snprintf(buf, sizeof buf, "mix-%d-%zu", w->id, fresh++);
                 rc = hit_op(sh->t, buf, (size_t)n);   /* new, then unused */
@@ -179,11 +188,13 @@ static void cpu_model(char *cpu, size_t size)
 
 int main(int argc, char **argv)
 {
-    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, i;
-    const char *list = "1,2,4,8,16";
+    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, i, modes[NMODES], nm = 0;
+    const char *list = "1,2,4,8,16", *mlist = "hit,same,mix";
     for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             list = argv[++i];
+        else if (strcmp(argv[i], "--modes") == 0 && i + 1 < argc)
+            mlist = argv[++i];
         else if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc)
             ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
@@ -196,9 +207,17 @@ int main(int argc, char **argv)
     for (const char *p = list; *p && nt < 16; p += strcspn(p, ","), p += *p == ',')
         if ((threads[nt] = atoi(p)) > 0 && threads[nt] <= 1024)
             nt++;
-    if (i + 1 != argc || nt == 0 || ms < 1 || reps < 1 || reps > 99) {
-        fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--ms 300] [--reps 3]"
-                        " [--json] FILE\n");
+    for (const char *p = mlist; *p && nm < NMODES; p += strcspn(p, ","), p += *p == ',')
+        for (int m = 0; m < NMODES; m++)
+            if (strlen(mode_name[m]) == strcspn(p, ",") &&
+                strncmp(p, mode_name[m], strcspn(p, ",")) == 0)
+                modes[nm++] = m;
+    int want_samedyn = 0;   /* its 4 atoms join the table only when it runs */
+    for (int m = 0; m < nm; m++)
+        want_samedyn |= modes[m] == MODE_SAMEDYN;
+    if (i + 1 != argc || nt == 0 || nm == 0 || ms < 1 || reps < 1 || reps > 99) {
+        fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix]"
+                        " [--ms 300] [--reps 3] [--json] FILE\n");
         return 2;
     }
     tokens k;
@@ -214,8 +233,12 @@ int main(int argc, char **argv)
         else if (!atab_intern(sh.t, k.s[j], k.len[j]))
             return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
     }
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < 4; j++) {
         sh.same[j] = k.s[j], sh.same_len[j] = k.len[j];
+        snprintf(sh.samedyn[j], sizeof sh.samedyn[j], "samedyn-atom-%d", j);
+        if (want_samedyn && !atab_intern(sh.t, sh.samedyn[j], 14))   /* held, like the corpus */
+            return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
+    }
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -225,13 +248,14 @@ int main(int argc, char **argv)
                ncpu, cpu, argv[i], ms, reps);
     else
         printf("atomthreads: %ld CPUs, %s; %s, %zu tokens, %zu atoms; median of %d x %d ms;"
-               " op = atab_intern + atab_release\n%-6s %8s", ncpu, cpu, argv[i], k.n,
+               " op = atab_intern + atab_release\n%-7s %7s", ncpu, cpu, argv[i], k.n,
                atab_count(sh.t), reps, ms, "mode", "threads");
     if (!json)
         printf(" %10s %8s %10s\n", "Mops/s", "scaling", "cpu-ns/op");
     double *v = malloc((size_t)reps * sizeof *v), *cv = malloc((size_t)reps * sizeof *cv);
-    for (int m = 0; m < NMODES; m++) {
+    for (int mi = 0; mi < nm; mi++) {
         double base = 0;
+        int m = modes[mi];
         sh.mode = m;
         for (int j = 0; j < nt; j++) {
             for (int r = 0; r < reps; r++)
@@ -246,10 +270,10 @@ int main(int argc, char **argv)
                 printf("%s\n  {\"mode\": \"%s\", \"threads\": %d, \"mops\": %.3f, "
                        "\"min\": %.3f, \"max\": %.3f, \"scaling\": %.3f, "
                        "\"cpu_ns_per_op\": %.2f}",
-                       m || j ? "," : "", mode_name[m], threads[j], med, v[0],
+                       mi || j ? "," : "", mode_name[m], threads[j], med, v[0],
                        v[reps - 1], med / base, cmed);
             else
-                printf("%-6s %8d %10.2f %7.2fx %10.1f%s\n", mode_name[m], threads[j], med,
+                printf("%-7s %7d %10.2f %7.2fx %10.1f%s\n", mode_name[m], threads[j], med,
                        med / base, cmed,
                        threads[j] > ncpu ? "  (more threads than CPUs)" : "");
         }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # deps.sh - installs the Debian packages a build needs, when missing.
-# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz node)
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz node cargo)
 # Uses apt-get, through sudo when not root. Prints what it installs.
 set -e
 
@@ -12,6 +12,7 @@ pkgs_for() {
     bench) echo "libglib2.0-dev libxml2-dev valgrind" ;;
     fuzz) echo "clang libclang-rt-dev" ;;
     valgrind) echo "valgrind" ;;
+    cargo) echo "cargo" ;;   # bench/sc only, when no cargo is on PATH (make bench-lifecycle)
     *) echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
     esac
 }

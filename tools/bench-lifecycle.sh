@@ -1,0 +1,107 @@
+#!/bin/sh
+# bench-lifecycle.sh - issue 11's throughput and latency goals as same-run
+# ratios: atomtab (bench/threads.c, bench/latency.c) against string_cache
+# (bench/sc), on one token file.
+# usage: tools/bench-lifecycle.sh ATOMTHREADS ATOMLATENCY SC_BENCH FILE [OUTDIR]
+#   SC_BENCH  the bench/sc binary, or "" to run atomtab alone (its own
+#             ratios only)
+#   OUTDIR    where each run's JSON is kept (default: a temp dir, removed)
+# Knobs (environment): LC_THREADS (1,2,16), LC_MODES (hit,same,samedyn,mix),
+#   LC_MS (300), LC_REPS (5), LC_BATCHES (2000000).
+# Each mode runs atomtab then string_cache back to back, so the two figures
+# of a ratio are minutes apart at most; on a shared machine run it twice.
+set -e
+threads_bin=$1 latency_bin=$2 sc_bin=$3 file=$4 out=${5:-}
+[ -n "$threads_bin" ] && [ -n "$latency_bin" ] && [ -n "$file" ] || {
+    echo "usage: $0 ATOMTHREADS ATOMLATENCY SC_BENCH FILE [OUTDIR]" >&2; exit 2; }
+if [ -z "$out" ]; then
+    out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+fi
+mkdir -p "$out"
+THREADS=${LC_THREADS:-1,2,16} MODES=${LC_MODES:-hit,same,samedyn,mix}
+MS=${LC_MS:-300} REPS=${LC_REPS:-5} BATCHES=${LC_BATCHES:-2000000}
+impls="atomtab"
+[ -n "$sc_bin" ] && impls="atomtab string_cache"
+
+# field JSON MODE THREADS NAME: a throughput figure ("" when absent)
+field() {
+    awk -v m="\"mode\": \"$2\", \"threads\": $3," -v k="\"$4\": " '
+        index($0, m) { s = substr($0, index($0, k) + length(k)); sub(/[,}].*/, "", s); print s }' "$1"
+}
+# lat JSON PHASE NAME: a latency figure
+lat() {
+    awk -v p="\"$2\": {" -v k="\"$3\": " '
+        index($0, p) { s = substr($0, index($0, k) + length(k)); sub(/[,}].*/, "", s); print s }' "$1"
+}
+# ratio A B: A/B to 2 places, or n/a
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+# goal NAME VALUE OP LIMIT: one line of the goals table
+goal() {
+    awk -v n="$1" -v v="$2" -v op="$3" -v l="$4" 'BEGIN {
+        met = v == "n/a" ? "n/a" : (op == ">=" ? v + 0 >= l : v + 0 <= l) ? "met" : "NOT met"
+        printf "  %-44s %7s   goal %s %-4s %s\n", n, v, op, l, met }'
+}
+
+echo "== throughput: median of $REPS x $MS ms, threads $THREADS, $file"
+modes=$(echo "$MODES" | tr ',' ' ')
+for m in $modes; do
+    "$threads_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" --reps "$REPS" "$file" \
+        > "$out/threads.atomtab.$m.json"
+    [ -z "$sc_bin" ] || "$sc_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" \
+        --reps "$REPS" "$file" > "$out/threads.string_cache.$m.json"
+done
+printf '%-8s %7s %12s %10s %14s %10s %10s\n' mode threads "atomtab Mops" cpu-ns/op \
+    "strcache Mops" cpu-ns/op "atab/sc"
+for m in $modes; do
+    for n in $(echo "$THREADS" | tr ',' ' '); do
+        a=$(field "$out/threads.atomtab.$m.json" "$m" "$n" mops)
+        ac=$(field "$out/threads.atomtab.$m.json" "$m" "$n" cpu_ns_per_op)
+        s="" sc=""
+        if [ -n "$sc_bin" ]; then
+            s=$(field "$out/threads.string_cache.$m.json" "$m" "$n" mops)
+            sc=$(field "$out/threads.string_cache.$m.json" "$m" "$n" cpu_ns_per_op)
+        fi
+        printf '%-8s %7s %12s %10s %14s %10s %10s\n' "$m" "$n" "$a" "$ac" "${s:--}" "${sc:--}" \
+            "$(ratio "$a" "$s")"
+    done
+done
+
+echo "== reader latency: ns per batch of 64 hits, $BATCHES batches, alone / beside a churning thread"
+"$latency_bin" --json --batches "$BATCHES" "$file" > "$out/latency.atomtab.json"
+[ -z "$sc_bin" ] || "$sc_bin" --latency --json --batches "$BATCHES" "$file" \
+    > "$out/latency.string_cache.json"
+printf '%-13s %-6s %8s %8s %8s %8s %9s\n' impl phase p50 p99 p99.9 p99.99 max
+for i in $impls; do
+    for ph in alone churn; do
+        printf '%-13s %-6s' "$i" "$ph"
+        for q in p50 p99 p999 p9999 max; do printf ' %8s' "$(lat "$out/latency.$i.json" $ph $q)"; done
+        echo
+    done
+done
+
+T=$out/threads.atomtab.mix.json H=$out/threads.atomtab.hit.json
+S=$out/threads.string_cache.mix.json SH=$out/threads.string_cache.hit.json
+mix1=$(field "$T" mix 1 mops)
+echo "== issue 11 goals, same-run ratios ($(nproc) CPUs)"
+if [ -n "$sc_bin" ]; then
+    goal "mix 1T: atomtab / string_cache Mops/s" "$(ratio "$mix1" "$(field "$S" mix 1 mops)")" ">=" 1.5
+    goal "hit 1T: atomtab / string_cache Mops/s" \
+        "$(ratio "$(field "$H" hit 1 mops)" "$(field "$SH" hit 1 mops)")" ">=" 1.5
+else
+    echo "  (atomtab / string_cache ratios skipped: no string_cache driver)"
+fi
+goal "atomtab mix Mops/s 2T / 1T" "$(ratio "$(field "$T" mix 2 mops)" "$mix1")" ">=" 1.6
+goal "atomtab mix cpu-ns/op 2T / 1T" \
+    "$(ratio "$(field "$T" mix 2 cpu_ns_per_op)" "$(field "$T" mix 1 cpu_ns_per_op)")" "<=" 1.2
+goal "atomtab mix Mops/s 16T / 1T" "$(ratio "$(field "$T" mix 16 mops)" "$mix1")" ">=" 1.5
+L=$out/latency.atomtab.json
+goal "atomtab latency p99.99 churn / alone" \
+    "$(ratio "$(lat "$L" churn p9999)" "$(lat "$L" alone p9999)")" "<=" 3
+if [ -n "$sc_bin" ]; then
+    L=$out/latency.string_cache.json
+    echo "  for reference, string_cache: mix 2T/1T $(ratio "$(field "$S" mix 2 mops)" \
+"$(field "$S" mix 1 mops)"), latency p99.99 churn/alone $(ratio "$(lat "$L" churn p9999)" \
+"$(lat "$L" alone p9999)")"
+fi
