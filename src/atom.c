@@ -136,6 +136,12 @@ atab_atom *atab__atom_new(atab_table *t, const atab__key *k)
     atab_atom *a = atab__alloc(t, sizeof(atab_atom) + k->len + 1);
     if (!a)
         return NULL;
+    if (((uintptr_t)a & 7) || (uint64_t)(uintptr_t)a >> 48) {
+        /* slots and caches pack the address (table.h, thread.h): a block
+        ** the allocator should not have given is as good as none */
+        atab__free(t, a, sizeof(atab_atom) + k->len + 1);
+        return atab__fail(ATAB_ENOMEM);
+    }
     char *c = (char *)(a + 1);
     if (k->s)
         memcpy(c, k->s, k->len);

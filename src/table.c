@@ -25,18 +25,24 @@
 #include "atab_int.h"
 
 /* Load policy. An array is rebuilt when full + deleted slots would pass
-** LOAD_NUM/LOAD_DEN of it, into the smallest size class that holds the
-** full slots at GROW_NUM/GROW_DEN. A probe reads whole groups, so its cost
-** is nearly flat in the load until groups fill. */
+** LOAD_NUM/LOAD_DEN of it, or when both of a new key's groups are full,
+** into the smallest size class that holds the full slots at
+** GROW_NUM/GROW_DEN (the next class up, 1.2-1.25x, as a rule). So every key
+** sits in one of its two groups. Chosen on the bundled corpus (make
+** membytes; bench/probes.c for where keys sit), 16-slot groups:
+**   15/16 and 13/16: 12.38 table bytes an atom, 61% of keys in group A,
+**                    none past B
+**   29/32 and 13/16: 12.66;  7/8 and 3/4: 12.85; 15/16 and 3/4: 13.21
+** With 8-slot groups at 7/8, 2% of the last keys went past both groups
+** (up to 7 groups more), and a rebuild is what keeps them out. */
 #ifndef LOAD_NUM
-#define LOAD_NUM 7
-#define LOAD_DEN 8
+#define LOAD_NUM 15
+#define LOAD_DEN 16
 #endif
 #ifndef GROW_NUM
-#define GROW_NUM 5
-#define GROW_DEN 8
+#define GROW_NUM 13
+#define GROW_DEN 16
 #endif
-#define MAX_CODE (40 << 2)     /* arrays up to 2^40 bytes */
 #define RETIRE_MAX 1024        /* atoms a sweep frees per grace period */
 
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
@@ -59,18 +65,19 @@ static inline atab__arr shard_arr(const atab__shard *sh)
 typedef int (*match_fn)(const void *key, const atab_atom *a);
 
 /* The atom in v whose control byte and tag agree with h and that `match`
-** accepts, or NULL; *at (when not NULL) receives its slot. Safe without
-** the shard's lock inside a section: it reads each group's control bytes
-** with one acquire load, then only the slots they flag. */
+** accepts, or NULL; *at (when not NULL) receives its slot. Reads group A,
+** group B, then past B while the group read has no empty slot (table.h).
+** Safe without the shard's lock inside a section: it reads each group's
+** control bytes with one acquire load, then only the slots they flag. */
 ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
                                     const void *key, size_t *at)
 {
     unsigned c = atab__h_ctrl(h);
-    size_t g = v.ngroups ? atab__h_group(h, v.ngroups) : 0;
-    for (size_t n = 0; n < v.ngroups; n++) {
-        uint64_t w = atab__group_load(v.ctrl, g);
-        for (uint64_t m = atab__group_match(w, c); m; m &= m - 1) {
-            size_t i = g * ATAB__GROUP + atab__mask_first(m);
+    size_t g = atab__h_group(h, v.ngroups);
+    for (int second = 1;; second = 0) {   /* ends: some group has an empty slot */
+        atab__group gr = atab__group_read(v.ctrl, g, c);
+        for (uint32_t m = gr.match; m; m &= m - 1) {
+            size_t i = g * ATAB__GROUP + (unsigned)__builtin_ctz(m);
             uint64_t s = atab__load_slot(&v.slots[i]);
             if (atab__slot_may_match(s, h) && match(key, atab__slot_atom(s))) {
                 if (at)
@@ -78,12 +85,15 @@ ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
                 return atab__slot_atom(s);
             }
         }
-        if (atab__group_empty(w))
-            break;
-        if (++g == v.ngroups)
-            g = 0;
+        if (second) {
+            g = atab__h_group2(h, v.ngroups);
+        } else {
+            if (gr.empty)
+                return NULL;
+            if (++g == v.ngroups)
+                g = 0;
+        }
     }
-    return NULL;
 }
 
 /* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
@@ -112,26 +122,57 @@ ATAB__INLINE int match_atom(const void *key, const atab_atom *a)
 
 /* ---- slot arrays (shard lock held) ---- */
 
+#define G(c) ((c) ? (uint32_t)(((uint64_t)(4 + ((c) & 3)) << ((c) >> 2)) / (9 * ATAB__GROUP)) : 1u)
+#define G4(c) G(c), G(c + 1), G(c + 2), G(c + 3)
+#define G20(c) G4(c), G4(c + 4), G4(c + 8), G4(c + 12), G4(c + 16)
+const uint32_t atab__code_groups[ATAB__MAX_CODE + 1] = {
+    G20(0), G20(20), G20(40), G20(60), G20(80), G20(100), G20(120), G(140)};
+#undef G
+#undef G4
+#undef G20
+
+/* The array of a shard that has none: one group of empty slots. */
+const uint64_t atab__no_slots[ATAB__GROUP / 8] = {UINT64_C(0x8080808080808080),
+                                                  UINT64_C(0x8080808080808080)};
+
+static inline int is_array(uint64_t word)
+{
+    return (word >> 56) != 0;   /* code 0 is atab__no_slots */
+}
+
+/* Slots in a shard's array; 0 with none. */
+static size_t shard_cap(const atab__shard *sh)
+{
+    return is_array(sh->arr) ? atab__arr_cap(atab__arr_of(sh->arr)) : 0;
+}
+
 static void set_ctrl(atab__arr v, size_t i, unsigned byte)
 {
-    uint64_t *p = (uint64_t *)(void *)(v.ctrl + (i - i % ATAB__GROUP));
+    uint64_t *p = (uint64_t *)(void *)(v.ctrl + (i - i % 8));
     uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
-    ((unsigned char *)&w)[i % ATAB__GROUP] = (unsigned char)byte;   /* byte i: slot i */
+    ((unsigned char *)&w)[i % 8] = (unsigned char)byte;   /* byte i of the word: slot i */
     __atomic_store_n(p, w, __ATOMIC_RELEASE);
 }
 
-/* The first empty or deleted slot on h's probe path (there is one: the
-** load stays below 1). */
-static size_t find_free(atab__arr v, uint64_t h)
+/* Where an insert of h goes: a free (empty or deleted) slot of the less
+** full of groups A and B; when both are full, the first free slot past B
+** with `overflow`, else SIZE_MAX. There is one: the load stays below 1. */
+static size_t find_free(atab__arr v, uint64_t h, int overflow)
 {
-    size_t g = atab__h_group(h, v.ngroups);
-    for (;;) {
-        uint64_t m = atab__group_free(atab__group_load(v.ctrl, g));
-        if (m)
-            return g * ATAB__GROUP + atab__mask_first(m);
+    size_t a = atab__h_group(h, v.ngroups), b = atab__h_group2(h, v.ngroups);
+    uint32_t fa = atab__group_read(v.ctrl, a, 0).free, fb = atab__group_read(v.ctrl, b, 0).free;
+    if (fa && __builtin_popcount(fa) >= __builtin_popcount(fb))
+        return a * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
+    if (fb)
+        return b * ATAB__GROUP + (unsigned)__builtin_ctz(fb);
+    for (size_t g = b; overflow;) {
         if (++g == v.ngroups)
             g = 0;
+        uint32_t f = atab__group_read(v.ctrl, g, 0).free;
+        if (f)
+            return g * ATAB__GROUP + (unsigned)__builtin_ctz(f);
     }
+    return SIZE_MAX;
 }
 
 /* Stores slot s for hash h: the slot first, then its control byte, so a
@@ -150,7 +191,7 @@ static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 ** period. */
 static void erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    if (atab__group_empty(atab__group_load(v.ctrl, i / ATAB__GROUP))) {
+    if (atab__group_read(v.ctrl, i / ATAB__GROUP, 0).empty) {
         set_ctrl(v, i, ATAB__CTRL_EMPTY);
     } else {
         set_ctrl(v, i, ATAB__CTRL_DELETED);
@@ -161,7 +202,7 @@ static void erase(atab__shard *sh, atab__arr v, size_t i)
 
 static void free_arr(atab_table *t, uint64_t word)
 {
-    if (word)
+    if (is_array(word))
         atab__free(t, (void *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1)),
                    atab__code_bytes((unsigned)(word >> 56)));
 }
@@ -171,26 +212,26 @@ static void free_arr(atab_table *t, uint64_t word)
 static unsigned code_for(size_t n)
 {
     unsigned code = 16;
-    while (code < MAX_CODE && (atab__code_groups(code) == 0 ||
-                               atab__code_groups(code) * ATAB__GROUP * GROW_NUM < n * GROW_DEN))
+    while (code < ATAB__MAX_CODE && (atab__code_groups[code] == 0 ||
+                                     atab__code_groups[code] * ATAB__GROUP * GROW_NUM < n * GROW_DEN))
         code++;
     return code;
 }
 
 /* Moves a locked shard's full slots into a new array of size class `code`
-** (no array when code is 0) and publishes it. Returns the old array's word,
+** (atab__no_slots when code is 0) and publishes it. Returns the old array's word,
 ** which readers may still be probing (free it after a grace period), or
 ** UINT64_MAX when the allocation failed: the old array stays (a failed
 ** rebuild is benign, it only costs speed). */
 static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
-    uint64_t old = sh->arr, word = 0;
+    uint64_t old = sh->arr, word = atab__no_arr();
     if (code) {
         size_t bytes = atab__code_bytes(code);
         void *blk = atab__alloc(t, bytes);
         if (!blk)
             return UINT64_MAX;
-        if ((uint64_t)(uintptr_t)blk >> 56) {   /* cannot pack: as no memory */
+        if ((uint64_t)(uintptr_t)blk >> 48) {   /* cannot pack: as no memory */
             atab__free(t, blk, bytes);
             atab__set_error(ATAB_ENOMEM);
             return UINT64_MAX;
@@ -199,14 +240,11 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
         atab__arr nv = atab__arr_of(word);
         memset(nv.ctrl, ATAB__CTRL_EMPTY, atab__arr_cap(nv));
         atab__arr ov = atab__arr_of(old);
-        for (size_t g = 0; g < ov.ngroups; g++) {
-            uint64_t w = atab__group_load(ov.ctrl, g);
-            for (unsigned j = 0; j < ATAB__GROUP; j++) {
-                if (!atab__ctrl_full(w, j))
-                    continue;
-                uint64_t s = ov.slots[g * ATAB__GROUP + j];
+        for (size_t j = 0; is_array(old) && j < atab__arr_cap(ov); j++) {
+            if (atab__slot_full(ov, j)) {
+                uint64_t s = ov.slots[j];
                 uint64_t h = atom_hash(t, atab__slot_atom(s));
-                size_t i = find_free(nv, h);
+                size_t i = find_free(nv, h, 1);
                 nv.slots[i] = s;   /* same tag: the hash did not change */
                 nv.ctrl[i] = (uint8_t)atab__h_ctrl(h);
             }
@@ -223,7 +261,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 ** insert may go ahead. */
 static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 {
-    size_t cap = atab__arr_cap(atab__arr_of(sh->arr)), full = (size_t)sh->used + sh->deleted;
+    size_t cap = shard_cap(sh), full = (size_t)sh->used + sh->deleted;
     if (sh->used >= 0x7fffffff) {   /* 32-bit counters */
         atab__set_error(ATAB_ENOMEM);
         return -1;
@@ -243,13 +281,28 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     return -1;
 }
 
-/* Inserts slot value s for hash h into a locked shard. */
+/* Inserts slot value s for hash h into a locked shard. When both of its
+** groups are full, the array grows a class first (past half full only, so
+** that keys crafted to share groups cannot make it grow without bound);
+** where it cannot, the key goes past them (benign: one more group read). */
 static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired)
 {
     if (reserve(t, sh, retired) != 0)
         return -1;
     atab__arr v = atab__arr_of(sh->arr);
-    size_t i = find_free(v, h);
+    size_t i = find_free(v, h, 0);
+    if (i == SIZE_MAX) {
+        unsigned code = (unsigned)(sh->arr >> 56) + 1, want = code_for((size_t)sh->used + 1);
+        atab_status saved = atab_last_error();
+        uint64_t old = UINT64_MAX;
+        if (!*retired && 2 * (size_t)sh->used >= shard_cap(sh) && code < ATAB__MAX_CODE)
+            old = rebuild(t, sh, want > code ? want : code);
+        if (old != UINT64_MAX)
+            *retired = old;
+        atab__set_error(saved);
+        v = atab__arr_of(sh->arr);
+        i = find_free(v, h, 1);
+    }
     if (v.ctrl[i] == ATAB__CTRL_DELETED)
         sh->deleted--;
     put(v, i, s, h);
@@ -329,7 +382,7 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
         return find_or_insert_locked(t, k, u8, insert_new);
     atab__enter_rec(r);
     const atab_atom *a = probe(shard_arr(shard_of(t, k->hash)), k->hash, match_key, k, NULL);
-    if (a && !atab_is_static(a) && atab__ref(t, r, a) != 0)
+    if (a && !atab_is_static(a) && atab__ref(r, a) != 0)
         a = NULL;   /* killed by a sweep: absent */
     atab__leave(r);
     return a ? a : after_miss(t, k, u8, insert_new);
@@ -353,16 +406,6 @@ short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     return after_miss(t, &k, s, insert_new);
 }
 
-/* A found atom with no spare in the cache: a reference from its count. */
-static __attribute__((noinline)) const atab_atom *
-short_ref(atab_table *t, atab__rec *r, const atab_atom *a, const char *s, size_t len,
-          uint64_t h, int insert_new)
-{
-    int rc = atab__ref_slow(t, r, a);
-    atab__leave(r);
-    return rc == 0 ? a : short_missed(t, s, len, h, insert_new);
-}
-
 /* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
 ** call but tail calls, no key built on the stack. */
 ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
@@ -379,12 +422,9 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         atab__leave(r);
         return short_missed(t, s, len, h, insert_new);
     }
-    if (!atab_is_static(a)) {
-        atab__ref_ent *e;
-        if (ATAB__UNLIKELY(!atab__cache_ours(r) || !(e = atab__cache_find(r, a)) || !e->spare))
-            return short_ref(t, r, a, s, len, h, insert_new);
-        e->spare--;
-        e->lent++;
+    if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
+        atab__leave(r);   /* killed by a sweep: absent */
+        return short_missed(t, s, len, h, insert_new);
     }
     atab__leave(r);
     return a;
@@ -502,14 +542,14 @@ static void retire_flush(atab_table *t, retire *rt)
 ** deleted slots (none at all when it is empty); benign on failure. */
 static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 {
-    size_t cap = atab__arr_cap(atab__arr_of(sh->arr));
+    size_t cap = shard_cap(sh);
     unsigned code = sh->used ? code_for(sh->used) : 0;
     if (!cap || (sh->deleted <= cap / 4 && (code && atab__code_bytes(code) * 2 > 9 * cap)))
         return;
     atab_status saved = atab_last_error();
     uint64_t old = rebuild(t, sh, code);
     atab__set_error(saved);
-    if (old != UINT64_MAX && old)
+    if (old != UINT64_MAX && is_array(old))
         rt->arrays[rt->n_arrays++] = old;
 }
 
@@ -521,7 +561,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
     pthread_mutex_lock(&sh->lock);
     atab__arr v = atab__arr_of(sh->arr);
     for (size_t i = 0; i < atab__arr_cap(v) && rt->n_atoms < RETIRE_MAX; i++) {
-        if (!atab__ctrl_full(atab__group_load(v.ctrl, i / ATAB__GROUP), i % ATAB__GROUP))
+        if (!atab__slot_full(v, i))
             continue;
         atab_atom *a = (atab_atom *)atab__slot_atom(v.slots[i]);
         if (atab_is_static(a) || atab__count(a) != 0 || !atab__count_kill(a))
@@ -641,10 +681,10 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(sh->arr);
-        if (v.ngroups && array_fn)
+        if (is_array(sh->arr) && array_fn)
             array_fn(ud, v.ctrl, atab__code_bytes((unsigned)(sh->arr >> 56)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
-            if (atab__ctrl_full(atab__group_load(v.ctrl, j / ATAB__GROUP), j % ATAB__GROUP))
+            if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(v.slots[j]));
         pthread_mutex_unlock(&sh->lock);
     }
@@ -672,7 +712,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);
         out->statics_seen += sh->statics;
-        out->capacity += atab__arr_cap(atab__arr_of(sh->arr));
+        out->capacity += shard_cap(sh);
         pthread_mutex_unlock(&sh->lock);
     }
     out->bytes = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
@@ -711,7 +751,7 @@ const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
     atab__rec *r = rec_of(t);
     if (ATAB__LIKELY(r != NULL)) {
         atab__enter_rec(r);
-        atab__ref(t, r, a);   /* the caller holds a: never killed */
+        atab__ref(r, a);   /* the caller holds a: never killed */
         atab__leave(r);
     } else {
         atab__count_take(a, 1);
@@ -779,8 +819,10 @@ static int table_init(atab_table *t, const atab_options *o)
     if (!t->zero_batch)
         t->zero_batch = 1;
     t->memory_limit = o->memory_limit;
-    for (unsigned i = 0; i < ATAB__SHARDS; i++)
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         pthread_mutex_init(&t->shards[i].lock, NULL);
+        t->shards[i].arr = atab__no_arr();
+    }
     pthread_mutex_init(&t->sweep_lock, NULL);
     atab__threads_init(t);
     if (atab__static_init(t, o) != 0)
@@ -828,7 +870,7 @@ static void table_destroy(atab_table *t)
         atab__shard *sh = &t->shards[i];
         atab__arr v = atab__arr_of(sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
-            if (!atab__ctrl_full(atab__group_load(v.ctrl, j / ATAB__GROUP), j % ATAB__GROUP))
+            if (!atab__slot_full(v, j))
                 continue;
             const atab_atom *a = atab__slot_atom(v.slots[j]);
             if (!atab_is_static(a))

@@ -2,21 +2,28 @@
 ** table.h - the table object (table.c) and its slot arrays: layout,
 ** encoding and decoding of slots and control bytes, side by side.
 **
-** The table is ATAB__SHARDS shards, each an array of slots in groups of 8
+** The table is ATAB__SHARDS shards, each an array of slots in groups of 16
 ** under its own lock. Writers (inserts, sweeps, rebuilds) hold the shard's
 ** lock; readers probe without it, inside a read-side section (thread.h).
 **
 ** One array is one block: `cap` control bytes, then `cap` 8-byte slots
-** (cap = 8 * groups). A control byte is CTRL_EMPTY, CTRL_DELETED or, for a
-** full slot, 7 bits of the key's hash; a probe reads a group's 8 control
-** bytes as one word and tests them all at once (SWAR), so it touches one
-** slot per likely match and stops at the first group with an empty slot.
+** (cap = 16 * groups). A control byte is CTRL_EMPTY, CTRL_DELETED or, for a
+** full slot, 7 bits of the key's hash; a probe reads a group's 16 control
+** bytes as two words and tests 8 at once (SWAR), so it touches one slot
+** per likely match.
 ** A full slot holds the atom's address with 16 more bits of the hash in its
 ** top bits, checked before the atom is read.
 **
+** Two choices. A key has two home groups, A and B; an insert takes the
+** less full of the two, so groups fill evenly and a probe reads A, then B,
+** and goes on past B (linearly, to the first group with an empty slot)
+** only in the rare case that both were full. Every key costs one or two
+** group reads: the cost of a hit hardly depends on the key or the load.
+**
 ** The 64-bit hash h is split: bits 58-63 the shard, 51-57 the control
-** byte, 35-50 the slot tag, 0-31 the home group (scaled to the group count,
-** which is not a power of two: arrays are sized to allocator size classes).
+** byte, 35-50 the slot tag, bits 0-31 group A and bits 16-47 xor 0-31
+** group B (each scaled to the group count, which is not a power of two:
+** arrays are sized to allocator size classes).
 */
 #ifndef ATAB_TABLE_H
 #define ATAB_TABLE_H
@@ -31,11 +38,9 @@
 
 /* ---- control bytes and groups ---- */
 
-#define ATAB__GROUP 8
+#define ATAB__GROUP 16   /* slots in a group: two control words of 8 */
 #define ATAB__CTRL_EMPTY 0x80u
 #define ATAB__CTRL_DELETED 0xfeu
-#define ATAB__LSB8 UINT64_C(0x0101010101010101)
-#define ATAB__MSB8 UINT64_C(0x8080808080808080)
 
 static inline unsigned atab__h_shard(uint64_t h)
 {
@@ -52,16 +57,22 @@ static inline uint64_t atab__h_tag(uint64_t h)
     return (h >> 35) & 0xffff;
 }
 
-/* The home group of h among n groups (multiply-shift of the low 32 bits). */
+/* The home groups of h among n groups (multiply-shift of 32 bits). */
 static inline size_t atab__h_group(uint64_t h, size_t ngroups)
 {
     return (size_t)(((h & 0xffffffffu) * (uint64_t)ngroups) >> 32);
 }
 
-/* A group's control bytes as one little-endian word (byte i = slot i). */
-static inline uint64_t atab__group_load(const uint8_t *ctrl, size_t g)
+static inline size_t atab__h_group2(uint64_t h, size_t ngroups)
 {
-    uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(ctrl + g * ATAB__GROUP),
+    return (size_t)((((h ^ h >> 16) & 0xffffffffu) * (uint64_t)ngroups) >> 32);
+}
+
+/* Control word k (slots 8k to 8k+7) as a little-endian word: byte i is
+** slot 8k+i. */
+static inline uint64_t atab__ctrl_word(const uint8_t *ctrl, size_t k)
+{
+    uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(ctrl + 8 * k),
                                  __ATOMIC_ACQUIRE);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     w = __builtin_bswap64(w);
@@ -69,86 +80,118 @@ static inline uint64_t atab__group_load(const uint8_t *ctrl, size_t g)
     return w;
 }
 
-/* Bit 8i+7 set for each byte i of the group equal to c (a full slot's
-** control byte). May also flag a byte just above a true match; the slot
-** tag and the key compare reject it. */
-static inline uint64_t atab__group_match(uint64_t w, unsigned c)
+/* What a group's control bytes say, one bit a slot (bit i: slot i). */
+typedef struct atab__group {
+    uint32_t match;   /* control byte equal to the key's */
+    uint32_t empty;   /* CTRL_EMPTY */
+    uint32_t free;    /* CTRL_EMPTY or CTRL_DELETED */
+} atab__group;
+
+#if defined(__SSE2__) && !defined(ATAB_NO_SIMD)   /* ATAB_NO_SIMD: the portable path, for tests */
+#include <emmintrin.h>
+
+/* Group g's 16 control bytes (two atomic loads: readers race writers'
+** single-word stores), compared 16 at a time. */
+static inline atab__group atab__group_read(const uint8_t *ctrl, size_t g, unsigned c)
+{
+    __m128i v = _mm_set_epi64x((long long)atab__ctrl_word(ctrl, 2 * g + 1),
+                               (long long)atab__ctrl_word(ctrl, 2 * g));
+    atab__group r;
+    r.match = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+    r.empty = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0x80)));
+    r.free = (uint32_t)_mm_movemask_epi8(v);   /* bit 7: empty or deleted */
+    return r;
+}
+#else
+#define ATAB__LSB8 UINT64_C(0x0101010101010101)
+#define ATAB__MSB8 UINT64_C(0x8080808080808080)
+
+/* Bit 8i+7 of a word's bytes, gathered into bit i. */
+static inline uint32_t atab__msb_bits(uint64_t m)
+{
+    return (uint32_t)(((m >> 7) * UINT64_C(0x0102040810204080)) >> 56);
+}
+
+/* Per word (SWAR): bytes equal to c: the zero bytes of w ^ c*LSB8 (exact
+** once carries are kept from crossing bytes); empty: 0x80 (bit 7 set,
+** bit 1 clear); free: bit 7 set, bit 0 clear (0x80, 0xfe). */
+static inline uint32_t atab__word_match(uint64_t w, unsigned c)
 {
     uint64_t x = w ^ (ATAB__LSB8 * c);
-    return (x - ATAB__LSB8) & ~x & ATAB__MSB8;
+    return atab__msb_bits(~(((x & ~ATAB__MSB8) + ~ATAB__MSB8) | x) & ATAB__MSB8);
 }
 
-static inline uint64_t atab__group_empty(uint64_t w)
+static inline atab__group atab__group_read(const uint8_t *ctrl, size_t g, unsigned c)
 {
-    return w & ~(w << 6) & ATAB__MSB8;   /* 0x80: bit 7 set, bit 1 clear */
+    uint64_t lo = atab__ctrl_word(ctrl, 2 * g), hi = atab__ctrl_word(ctrl, 2 * g + 1);
+    atab__group r;
+    r.match = atab__word_match(lo, c) | atab__word_match(hi, c) << 8;
+    r.empty = atab__msb_bits(lo & ~(lo << 6) & ATAB__MSB8) |
+              atab__msb_bits(hi & ~(hi << 6) & ATAB__MSB8) << 8;
+    r.free = atab__msb_bits(lo & ~(lo << 7) & ATAB__MSB8) |
+             atab__msb_bits(hi & ~(hi << 7) & ATAB__MSB8) << 8;
+    return r;
 }
-
-static inline uint64_t atab__group_free(uint64_t w)
-{
-    return w & ~(w << 7) & ATAB__MSB8;   /* empty or deleted: bit 7 set, bit 0 clear */
-}
-
-/* The slot index within its group of the lowest flagged byte. */
-static inline unsigned atab__mask_first(uint64_t m)
-{
-    return (unsigned)__builtin_ctzll(m) >> 3;
-}
+#endif
 
 /* ---- slots ---- */
 
-/* Where the address fits in 48 bits (every Linux x86-64 and arm64 process
-** unless it asks mmap for more), bit 0 is set and the tag sits in bits
-** 48-63. Otherwise the slot is the bare address (bit 0 clear: atoms are at
-** least 4-aligned) and every control-byte match reads the atom. */
+/* A full slot: the atom's address (below 2^48: atom.c and table.c refuse
+** blocks above, as no memory) with the hash's 16-bit tag in bits 48-63. */
+#define ATAB__ADDR_MASK ((UINT64_C(1) << 48) - 1)
+
 static inline uint64_t atab__slot_make(const atab_atom *a, uint64_t h)
 {
-    uint64_t p = (uint64_t)(uintptr_t)a;
-    if ((p >> 48) == 0)
-        return (atab__h_tag(h) << 48) | p | 1;
-    return p;
+    return atab__h_tag(h) << 48 | (uint64_t)(uintptr_t)a;
 }
 
 static inline const atab_atom *atab__slot_atom(uint64_t s)
 {
-    if (s & 1)
-        s &= UINT64_C(0x0000fffffffffffe);
-    return (const atab_atom *)(uintptr_t)s;
+    return (const atab_atom *)(uintptr_t)(s & ATAB__ADDR_MASK);
 }
 
 static inline int atab__slot_may_match(uint64_t s, uint64_t h)
 {
-    return !(s & 1) || (s >> 48) == atab__h_tag(h);
+    return (s >> 48) == atab__h_tag(h);
 }
 
 /* ---- arrays ---- */
 
 /* An array's block is an allocator size class, (4 + m) << e bytes, given
 ** by its code e << 2 | m; the shard's `arr` word packs the code in its top
-** 8 bits with the block's address, so a reader gets both in one load. */
+** 8 bits with the block's address, so a reader gets both in one load. A
+** shard with no array points at atab__no_slots, one group of empty
+** control bytes (code 0), so a probe needs no test for it. */
+#define ATAB__MAX_CODE (40 << 2)   /* blocks up to 2^40 bytes */
+
 static inline size_t atab__code_bytes(unsigned code)
 {
     return (size_t)(4 + (code & 3)) << (code >> 2);
 }
 
-/* Groups in a block of a code: as many as fit, 9 bytes a slot. */
-static inline size_t atab__code_groups(unsigned code)
-{
-    return atab__code_bytes(code) / (9 * ATAB__GROUP);
-}
+/* Groups in a block of each code (9 bytes a slot), and 1 for code 0. */
+extern ATAB__HIDDEN const uint32_t atab__code_groups[ATAB__MAX_CODE + 1];
+extern ATAB__HIDDEN const uint64_t atab__no_slots[ATAB__GROUP / 8];
 
 typedef struct atab__arr {
     uint8_t *ctrl;      /* cap control bytes */
     uint64_t *slots;    /* cap slots, right after them */
-    size_t ngroups;     /* 0: no array */
+    size_t ngroups;
 } atab__arr;
 
 static inline atab__arr atab__arr_of(uint64_t word)
 {
     atab__arr v;
     v.ctrl = (uint8_t *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1));
-    v.ngroups = word ? atab__code_groups((unsigned)(word >> 56)) : 0;
+    v.ngroups = atab__code_groups[word >> 56];
     v.slots = (uint64_t *)(void *)(v.ctrl + v.ngroups * ATAB__GROUP);
     return v;
+}
+
+/* The word of a shard with no array. */
+static inline uint64_t atab__no_arr(void)
+{
+    return (uint64_t)(uintptr_t)atab__no_slots;
 }
 
 static inline size_t atab__arr_cap(atab__arr v)
@@ -161,17 +204,17 @@ static inline uint64_t atab__load_slot(const uint64_t *p)
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-/* Is slot i of a group word full? */
-static inline int atab__ctrl_full(uint64_t w, unsigned i)
+/* Is slot i of an array full? */
+static inline int atab__slot_full(atab__arr v, size_t i)
 {
-    return !((w >> (8 * i + 7)) & 1);
+    return !((atab__ctrl_word(v.ctrl, i / 8) >> (8 * (i % 8) + 7)) & 1);
 }
 
 /* ---- the table ---- */
 
 typedef struct atab__shard {
     pthread_mutex_t lock;
-    uint64_t arr;      /* code << 56 | block address; 0: no array yet */
+    uint64_t arr;      /* code << 56 | block address, or atab__no_arr() */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t deleted;  /* CTRL_DELETED slots */
     uint32_t statics;  /* cached static atoms among `used` */

@@ -113,69 +113,62 @@ int atab__unref_direct(atab_table *t, const atab_atom *a)
 /* ---- the cache of spare references ---- */
 
 /* Gives an entry's spares back to its atom's count and frees the entry. */
-static void give_back(atab_table *t, atab__rec *r, atab__ref_ent *e)
+static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
 {
-    if (e->a && e->spare)
-        dropped(t, r, atab__count_drop(e->a, e->spare, 0));
-    e->a = NULL;
-    e->spare = e->lent = 0;
+    unsigned n = atab__spares(*e);
+    if (n)
+        dropped(t, r, atab__count_drop((const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS),
+                                       n, 0));
+    *e = 0;
 }
 
-/* A free entry for a in its set: an empty way, else one with nothing lent
-** and nothing spare, else the last way, whose spares go back. */
-static atab__ref_ent *make_entry(atab_table *t, atab__rec *r, const atab_atom *a)
+/* A free entry for a: an empty way of its set, else one holding no
+** spares, else the last way, whose spares go back. */
+static uintptr_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a)
 {
-    atab__ref_ent *set = &r->e[(atab_hash(a) % ATAB__CACHE_SETS) * ATAB__CACHE_WAYS];
-    atab__ref_ent *victim = &set[ATAB__CACHE_WAYS - 1];
+    uintptr_t *set = atab__cache_set(r, a), *victim = &set[ATAB__CACHE_WAYS - 1];
     for (unsigned w = 0; w < ATAB__CACHE_WAYS; w++) {
-        if (!set[w].a) {
+        if (!set[w]) {
             victim = &set[w];
             break;
         }
-        if (!set[w].spare && !set[w].lent)
+        if (!atab__spares(set[w]))
             victim = &set[w];
     }
     give_back(t, r, victim);
-    victim->a = a;
+    *victim = (uintptr_t)a;
     return victim;
-}
-
-int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
-{
-    if (atab__count_take(a, 1) != 0)
-        return -1;   /* killed by a sweep: absent */
-#ifndef ATAB_DEBUG
-    if (atab__cache_ours(r) && atab__count(a) < ATAB__REF_SAT) {
-        atab__ref_ent *e = atab__cache_find(r, a);
-        if (!e)
-            e = make_entry(t, r, a);
-        if (e->lent < ATAB__LENT_MAX)
-            e->lent++;   /* the reference taken above, handed out */
-    }
-#else
-    (void)t, (void)r;
-#endif
-    return 0;
 }
 
 int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
 {
-    atab__ref_ent *e = atab__cache_ours(r) ? atab__cache_find(r, a) : NULL;
-    if (e && e->lent) {   /* spares are full: this one goes to the count */
-        e->lent--;
-        return dropped(t, r, atab__count_drop(a, 1, e->spare));
+    if (!atab__cache_ours(r))
+        return atab__unref_direct(t, a);
+    uintptr_t *e = atab__cache_find(r, a);
+    unsigned own = e ? atab__spares(*e) : 0;
+    uint32_t c = atab__count(a);
+    if (own < ATAB__SPARE_MAX && c > own && c < ATAB__REF_SAT) {
+        if (!e)
+            e = make_entry(t, r, a);
+        ++*e;   /* the count holds it: kept as a spare */
+        if (c == own + 1 && !(*e & ATAB__ENT_ZERO)) {
+            *e |= ATAB__ENT_ZERO;   /* no holder left: a sweep candidate */
+            count_zero(t, r);
+        }
+        return ATAB_OK;
     }
-    /* Not lent here: another thread's reference, or one taken on the count.
-    ** This thread's own spares are not the caller's to drop: a count that
-    ** would fall below them is a release of a reference nobody holds. */
-    return dropped(t, r, atab__count_drop(a, 1, e ? e->spare : 0));
+    /* The entry is full (or the count saturated): this one goes to the
+    ** count. This thread's spares are not the caller's to drop: a count
+    ** that would fall below them is a release nobody holds. */
+    return dropped(t, r, atab__count_drop(a, 1, own));
 }
 
 /* Gives back every entry of a record whose cache the caller owns. */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
     for (unsigned i = 0; i < ATAB__CACHE_SETS * ATAB__CACHE_WAYS; i++)
-        give_back(t, r, &r->e[i]);
+        if (r->e[i])
+            give_back(t, r, &r->e[i]);
     if (r->zeros) {
         __atomic_add_fetch(&t->unused, (size_t)r->zeros, __ATOMIC_RELAXED);
         r->zeros = 0;

@@ -13,33 +13,31 @@
 **
 ** Spare references. An atom's count includes the references the caches
 ** hold in reserve (atom.h), so the count alone decides whether an atom is
-** unused, without looking at any cache. A hit takes a spare from the
-** thread's cache entry for the atom (no shared write), or takes one from
-** the count (one CAS) when it has none; a release gives the reference back
-** to the entry as a spare when this thread lent it, and drops it from the
-** count otherwise. Many threads hitting the same atoms each keep a few
-** spares and write nothing shared. Spares come back to the counts when an
-** entry is evicted, when the thread exits, and when a flush asks for them
-** (atab_gc, reports): a flusher raises the record's flush_req, after which
-** the owner leaves its cache alone and works on the counts directly until
-** the flusher is done, so flushing never waits on the owner either, beyond
-** the section it is in.
+** unused, without looking at any cache. A release keeps the reference as a
+** spare in the thread's cache entry for the atom (creating the entry), and
+** a hit takes a spare back from it: hits and releases of the same atoms
+** write nothing shared, however many threads make them. A hit with no
+** spare takes a reference from the count (one CAS). Spares come back to
+** the counts when an entry is evicted, when the thread exits, and when a
+** flush asks for them (every sweep, reports): a flusher raises the
+** record's flush_req, after which the owner leaves its cache alone and
+** works on the counts directly until the flusher is done, so flushing never
+** waits on the owner either, beyond the section it is in.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H
 
 #include "atom.h"
 
-#define ATAB__CACHE_SETS 16
+#define ATAB__CACHE_SETS 64
 #define ATAB__CACHE_WAYS 4
-#define ATAB__SPARE_MAX 8        /* spares past this go back to the count */
-#define ATAB__LENT_MAX (1u << 30)
-
-typedef struct atab__ref_ent {
-    const atab_atom *a;  /* NULL: free */
-    uint32_t spare;      /* references held in reserve (in a's count) */
-    uint32_t lent;       /* handed out from this entry, not yet given back */
-} atab__ref_ent;
+/* An entry is one word: the atom's address (8-aligned: atom.c checks), the
+** spares it holds in bits 0-1, and bit 2 set once a release through it has
+** left the atom with no holder (counted towards t->unused once per entry,
+** as a sweep candidate). 0 is a free entry. */
+#define ATAB__SPARE_MAX 3u
+#define ATAB__ENT_ZERO 4u
+#define ATAB__ENT_BITS 7u
 
 typedef struct atab__rec {
     uint64_t seq;             /* odd inside a section; only the owner writes */
@@ -49,7 +47,7 @@ typedef struct atab__rec {
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
     void *raw;                /* the allocation holding this aligned record */
-    atab__ref_ent e[ATAB__CACHE_SETS * ATAB__CACHE_WAYS];
+    uintptr_t e[ATAB__CACHE_SETS * ATAB__CACHE_WAYS];
 } __attribute__((aligned(64))) atab__rec;
 
 /* The record this thread used last, for the one-compare fast path. */
@@ -85,15 +83,27 @@ static inline void atab__leave(atab__rec *r)
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
+/* The cache set an atom's entry lives in. */
+static inline uintptr_t *atab__cache_set(atab__rec *r, const atab_atom *a)
+{
+    uintptr_t x = (uintptr_t)a;
+    return &r->e[((x >> 4 ^ x >> 10) % ATAB__CACHE_SETS) * ATAB__CACHE_WAYS];
+}
+
 /* The cache entry for a, or NULL. Inside a section only, and only while
 ** atab__cache_ours(r). */
-static inline atab__ref_ent *atab__cache_find(atab__rec *r, const atab_atom *a)
+static inline uintptr_t *atab__cache_find(atab__rec *r, const atab_atom *a)
 {
-    atab__ref_ent *set = &r->e[(atab_hash(a) % ATAB__CACHE_SETS) * ATAB__CACHE_WAYS];
+    uintptr_t *set = atab__cache_set(r, a);
     for (unsigned w = 0; w < ATAB__CACHE_WAYS; w++)
-        if (set[w].a == a)
+        if ((set[w] & ~(uintptr_t)ATAB__ENT_BITS) == (uintptr_t)a)
             return &set[w];
     return NULL;
+}
+
+static inline unsigned atab__spares(uintptr_t e)
+{
+    return (unsigned)(e & ATAB__SPARE_MAX);
 }
 
 /* May the owner use its cache in this section (no flusher holds it)? */
@@ -102,34 +112,35 @@ static inline int atab__cache_ours(atab__rec *r)
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
 }
 
-/* Takes one reference on a (dynamic) atom for this thread's caller, inside
-** a section: a spare when the cache has one, else from the count. -1 when a
-** sweep has killed the atom (it is absent). */
-ATAB__HIDDEN int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a);
-
-static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a)
+/* Takes one reference on a (dynamic) atom, inside a section: a spare from
+** the cache, else from the count. -1 when a sweep has killed the atom (it
+** is absent). */
+static inline int atab__ref(atab__rec *r, const atab_atom *a)
 {
-    atab__ref_ent *e;
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && e->spare)) {
-        e->spare--;
-        e->lent++;
+    uintptr_t *e;
+    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
+        --*e;
         return 0;
     }
-    return atab__ref_slow(t, r, a);
+    return atab__count_take(a, 1);
 }
 
-/* Drops one reference, inside a section: back to the cache as a spare when
-** this thread lent it, else from the count. ATAB_OK, or ATAB_EREFS for a
-** release of a reference nobody holds (the atom is then kept forever). */
+/* Drops one reference, inside a section: kept as a spare in the cache, or
+** dropped from the count when the entry holds all it may. ATAB_OK, or
+** ATAB_EREFS for a release of a reference nobody holds (nothing changes). */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a);
 
 static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
 {
-    atab__ref_ent *e;
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && e->lent &&
-                     e->spare < ATAB__SPARE_MAX)) {
-        e->lent--;
-        e->spare++;
+    uintptr_t *e;
+    uint32_t c;
+    /* a spare only for a reference beyond the ones already spare: a count
+    ** no larger than them means the caller holds none (a double release);
+    ** one just above them was the last holder's, unless counted already */
+    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) &&
+                     atab__spares(*e) < ATAB__SPARE_MAX && (c = atab__count(a)) > atab__spares(*e) &&
+                     (c > atab__spares(*e) + 1 || (*e & ATAB__ENT_ZERO)))) {
+        ++*e;
         return ATAB_OK;
     }
     return atab__unref_slow(t, r, a);

@@ -382,8 +382,8 @@ static uint32_t cached_spares(atab_table *t, const atab_atom *a)
 {
 #ifndef ATAB_DEBUG
     if (atab__tls_last.id == t->id && atab__tls_last.rec) {
-        const atab__ref_ent *e = atab__cache_find(atab__tls_last.rec, a);
-        return e ? e->spare : 0;
+        const uintptr_t *e = atab__cache_find(atab__tls_last.rec, a);
+        return e ? atab__spares(*e) : 0;
     }
 #else
     (void)t; (void)a;
