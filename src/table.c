@@ -64,36 +64,51 @@ static inline atab__arr shard_arr(const atab__shard *sh)
 
 typedef int (*match_fn)(const void *key, const atab_atom *a);
 
-/* The atom in v whose control byte and tag agree with h and that `match`
-** accepts, or NULL; *at (when not NULL) receives its slot. Reads group A,
-** group B, then past B while the group read has no empty slot (table.h).
-** Safe without the shard's lock inside a section: it reads each group's
-** control bytes with one acquire load, then only the slots they flag. */
+/* The atom among group g's slots flagged in m whose tag agrees with h and
+** that `match` accepts, or NULL; *at (when not NULL) receives its slot. */
+ATAB__INLINE const atab_atom *group_find(atab__arr v, size_t g, uint32_t m, uint64_t h,
+                                         match_fn match, const void *key, size_t *at)
+{
+    const uint64_t *slots = (const uint64_t *)(const void *)(atab__group_ctrl(v, g) + ATAB__GROUP);
+    for (; m; m &= m - 1) {
+        unsigned j = (unsigned)__builtin_ctz(m);
+        uint64_t s = atab__load_slot(&slots[j]);
+        if (atab__slot_may_match(s, h) && match(key, atab__slot_atom(s))) {
+            if (at)
+                *at = g * ATAB__GROUP + j;
+            return atab__slot_atom(s);
+        }
+    }
+    return NULL;
+}
+
+/* The probe past group A: group B, then on while the group read has no
+** empty slot (table.h). */
+ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn match,
+                                           const void *key, size_t *at)
+{
+    unsigned c = atab__h_ctrl(h);
+    for (size_t g = atab__h_group2(h, v.ngroups);;) {   /* ends: a group has an empty slot */
+        atab__group gr = atab__group_read(v, g, c);
+        const atab_atom *a = group_find(v, g, gr.match, h, match, key, at);
+        if (a || gr.empty)
+            return a;
+        if (++g == v.ngroups)
+            g = 0;
+    }
+}
+
+/* The atom in v that `match` accepts for a key of hash h, or NULL; *at
+** (when not NULL) receives its slot. Safe without the shard's lock inside
+** a section: it reads each group's control bytes at once, then only the
+** slots they flag, each with an acquire load. */
 ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
                                     const void *key, size_t *at)
 {
-    unsigned c = atab__h_ctrl(h);
     size_t g = atab__h_group(h, v.ngroups);
-    for (int second = 1;; second = 0) {   /* ends: some group has an empty slot */
-        atab__group gr = atab__group_read(v.ctrl, g, c);
-        for (uint32_t m = gr.match; m; m &= m - 1) {
-            size_t i = g * ATAB__GROUP + (unsigned)__builtin_ctz(m);
-            uint64_t s = atab__load_slot(&v.slots[i]);
-            if (atab__slot_may_match(s, h) && match(key, atab__slot_atom(s))) {
-                if (at)
-                    *at = i;
-                return atab__slot_atom(s);
-            }
-        }
-        if (second) {
-            g = atab__h_group2(h, v.ngroups);
-        } else {
-            if (gr.empty)
-                return NULL;
-            if (++g == v.ngroups)
-                g = 0;
-        }
-    }
+    atab__group gr = atab__group_read(v, g, atab__h_ctrl(h));
+    const atab_atom *a = group_find(v, g, gr.match, h, match, key, at);
+    return a ? a : probe_from_b(v, h, match, key, at);
 }
 
 /* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
@@ -122,7 +137,7 @@ ATAB__INLINE int match_atom(const void *key, const atab_atom *a)
 
 /* ---- slot arrays (shard lock held) ---- */
 
-#define G(c) ((c) ? (uint32_t)(((uint64_t)(4 + ((c) & 3)) << ((c) >> 2)) / (9 * ATAB__GROUP)) : 1u)
+#define G(c) ((c) ? (uint32_t)(((uint64_t)(4 + ((c) & 3)) << ((c) >> 2)) / ATAB__GROUP_BYTES) : 1u)
 #define G4(c) G(c), G(c + 1), G(c + 2), G(c + 3)
 #define G20(c) G4(c), G4(c + 4), G4(c + 8), G4(c + 12), G4(c + 16)
 const uint32_t atab__code_groups[ATAB__MAX_CODE + 1] = {
@@ -132,7 +147,7 @@ const uint32_t atab__code_groups[ATAB__MAX_CODE + 1] = {
 #undef G20
 
 /* The array of a shard that has none: one group of empty slots. */
-const uint64_t atab__no_slots[ATAB__GROUP / 8] = {UINT64_C(0x8080808080808080),
+const uint64_t atab__no_slots[ATAB__GROUP / 8] __attribute__((aligned(16))) = {UINT64_C(0x8080808080808080),
                                                   UINT64_C(0x8080808080808080)};
 
 static inline int is_array(uint64_t word)
@@ -148,7 +163,7 @@ static size_t shard_cap(const atab__shard *sh)
 
 static void set_ctrl(atab__arr v, size_t i, unsigned byte)
 {
-    uint64_t *p = (uint64_t *)(void *)(v.ctrl + (i - i % 8));
+    uint64_t *p = atab__ctrl_word_ptr(v, i / 8);
     uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
     ((unsigned char *)&w)[i % 8] = (unsigned char)byte;   /* byte i of the word: slot i */
     __atomic_store_n(p, w, __ATOMIC_RELEASE);
@@ -160,7 +175,7 @@ static void set_ctrl(atab__arr v, size_t i, unsigned byte)
 static size_t find_free(atab__arr v, uint64_t h, int overflow)
 {
     size_t a = atab__h_group(h, v.ngroups), b = atab__h_group2(h, v.ngroups);
-    uint32_t fa = atab__group_read(v.ctrl, a, 0).free, fb = atab__group_read(v.ctrl, b, 0).free;
+    uint32_t fa = atab__group_read(v, a, 0).free, fb = atab__group_read(v, b, 0).free;
     if (fa && __builtin_popcount(fa) >= __builtin_popcount(fb))
         return a * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
     if (fb)
@@ -168,7 +183,7 @@ static size_t find_free(atab__arr v, uint64_t h, int overflow)
     for (size_t g = b; overflow;) {
         if (++g == v.ngroups)
             g = 0;
-        uint32_t f = atab__group_read(v.ctrl, g, 0).free;
+        uint32_t f = atab__group_read(v, g, 0).free;
         if (f)
             return g * ATAB__GROUP + (unsigned)__builtin_ctz(f);
     }
@@ -179,7 +194,7 @@ static size_t find_free(atab__arr v, uint64_t h, int overflow)
 ** reader that sees the byte sees the slot. */
 static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 {
-    __atomic_store_n(&v.slots[i], s, __ATOMIC_RELEASE);
+    __atomic_store_n(atab__slot_ptr(v, i), s, __ATOMIC_RELEASE);
     set_ctrl(v, i, atab__h_ctrl(h));
 }
 
@@ -191,7 +206,7 @@ static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 ** period. */
 static void erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    if (atab__group_read(v.ctrl, i / ATAB__GROUP, 0).empty) {
+    if (atab__group_read(v, i / ATAB__GROUP, 0).empty) {
         set_ctrl(v, i, ATAB__CTRL_EMPTY);
     } else {
         set_ctrl(v, i, ATAB__CTRL_DELETED);
@@ -231,22 +246,23 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
         void *blk = atab__alloc(t, bytes);
         if (!blk)
             return UINT64_MAX;
-        if ((uint64_t)(uintptr_t)blk >> 48) {   /* cannot pack: as no memory */
+        if ((uint64_t)(uintptr_t)blk >> 48 || (uintptr_t)blk % 16) {   /* as no memory */
             atab__free(t, blk, bytes);
             atab__set_error(ATAB_ENOMEM);
             return UINT64_MAX;
         }
         word = (uint64_t)code << 56 | (uintptr_t)blk;
         atab__arr nv = atab__arr_of(word);
-        memset(nv.ctrl, ATAB__CTRL_EMPTY, atab__arr_cap(nv));
+        for (size_t g = 0; g < nv.ngroups; g++)
+            memset(atab__group_ctrl(nv, g), ATAB__CTRL_EMPTY, ATAB__GROUP);
         atab__arr ov = atab__arr_of(old);
         for (size_t j = 0; is_array(old) && j < atab__arr_cap(ov); j++) {
             if (atab__slot_full(ov, j)) {
-                uint64_t s = ov.slots[j];
+                uint64_t s = *atab__slot_ptr(ov, j);
                 uint64_t h = atom_hash(t, atab__slot_atom(s));
                 size_t i = find_free(nv, h, 1);
-                nv.slots[i] = s;   /* same tag: the hash did not change */
-                nv.ctrl[i] = (uint8_t)atab__h_ctrl(h);
+                *atab__slot_ptr(nv, i) = s;   /* same tag: the hash did not change */
+                atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = (uint8_t)atab__h_ctrl(h);
             }
         }
     }
@@ -303,7 +319,7 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
         v = atab__arr_of(sh->arr);
         i = find_free(v, h, 1);
     }
-    if (v.ctrl[i] == ATAB__CTRL_DELETED)
+    if (atab__group_ctrl(v, i / ATAB__GROUP)[i % ATAB__GROUP] == ATAB__CTRL_DELETED)
         sh->deleted--;
     put(v, i, s, h);
     sh->used++;
@@ -406,6 +422,35 @@ short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     return after_miss(t, &k, s, insert_new);
 }
 
+/* A found atom's end of the short-key path: its reference, then leave. */
+ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const atab_atom *a,
+                                          const char *s, size_t len, uint64_t h,
+                                          int insert_new)
+{
+    if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
+        atab__leave(r);   /* killed by a sweep: absent */
+        return short_missed(t, s, len, h, insert_new);
+    }
+    atab__leave(r);
+    return a;
+}
+
+/* The short-key path past group A, in this thread's open section (the
+** shard's array, read again, may be a newer one: as good to probe): out of
+** line and reached by a tail call, so the hit path keeps no register for
+** it (4 keys in 10 sit in group B). */
+static __attribute__((noinline)) const atab_atom *
+short_from_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    atab__rec *r = atab__tls_last.rec;
+    short_key k = {s, len};
+    const atab_atom *a = probe_from_b(shard_arr(shard_of(t, h)), h, match_short, &k, NULL);
+    if (a)
+        return short_found(t, r, a, s, len, h, insert_new);
+    atab__leave(r);
+    return short_missed(t, s, len, h, insert_new);
+}
+
 /* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
 ** call but tail calls, no key built on the stack. */
 ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
@@ -414,20 +459,15 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
     uint64_t h = atab__hash_short(t->seed, s, len);
     if (ATAB__UNLIKELY(atab__tls_last.id != t->id))
         return short_general(t, s, len, h, insert_new);   /* first visit, another table */
-    atab__rec *r = atab__tls_last.rec;
     short_key k = {s, len};
-    atab__enter_rec(r);
-    const atab_atom *a = probe(shard_arr(shard_of(t, h)), h, match_short, &k, NULL);
-    if (ATAB__UNLIKELY(a == NULL)) {
-        atab__leave(r);
-        return short_missed(t, s, len, h, insert_new);
-    }
-    if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
-        atab__leave(r);   /* killed by a sweep: absent */
-        return short_missed(t, s, len, h, insert_new);
-    }
-    atab__leave(r);
-    return a;
+    atab__enter_rec(atab__tls_last.rec);
+    atab__arr v = shard_arr(shard_of(t, h));
+    size_t g = atab__h_group(h, v.ngroups);
+    const atab_atom *a = group_find(v, g, atab__group_read(v, g, atab__h_ctrl(h)).match, h,
+                                    match_short, &k, NULL);
+    if (!a)
+        return short_from_b(t, s, len, h, insert_new);
+    return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
 }
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
@@ -454,21 +494,17 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
 }
 
 static __attribute__((noinline)) const atab_atom *
-intern_short_new(atab_table *t, const char *s, size_t len)
-{
-    return intern_short(t, s, len, 1);
-}
-
-static __attribute__((noinline)) const atab_atom *
 lookup_short(atab_table *t, const char *s, size_t len)
 {
     return intern_short(t, s, len, 0);
 }
 
+/* The short path inline here: a longer key pays nothing for it but a
+** compare, since intern_bytes is a tail call. */
 const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
-        return intern_short_new(t, s, len);
+        return intern_short(t, s, len, 1);
     return intern_bytes(t, s, len, 1);
 }
 
@@ -563,7 +599,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
     for (size_t i = 0; i < atab__arr_cap(v) && rt->n_atoms < RETIRE_MAX; i++) {
         if (!atab__slot_full(v, i))
             continue;
-        atab_atom *a = (atab_atom *)atab__slot_atom(v.slots[i]);
+        atab_atom *a = (atab_atom *)atab__slot_atom(*atab__slot_ptr(v, i));
         if (atab_is_static(a) || atab__count(a) != 0 || !atab__count_kill(a))
             continue;   /* in use, or revived just now */
         erase(sh, v, i);
@@ -682,10 +718,10 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(sh->arr);
         if (is_array(sh->arr) && array_fn)
-            array_fn(ud, v.ctrl, atab__code_bytes((unsigned)(sh->arr >> 56)));
+            array_fn(ud, v.base, atab__code_bytes((unsigned)(sh->arr >> 56)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
-                fn(ud, atab__slot_atom(v.slots[j]));
+                fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
         pthread_mutex_unlock(&sh->lock);
     }
 }
@@ -872,7 +908,7 @@ static void table_destroy(atab_table *t)
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
             if (!atab__slot_full(v, j))
                 continue;
-            const atab_atom *a = atab__slot_atom(v.slots[j]);
+            const atab_atom *a = atab__slot_atom(*atab__slot_ptr(v, j));
             if (!atab_is_static(a))
                 atab__atom_free(t, (atab_atom *)a);
         }

@@ -6,8 +6,8 @@
 ** under its own lock. Writers (inserts, sweeps, rebuilds) hold the shard's
 ** lock; readers probe without it, inside a read-side section (thread.h).
 **
-** One array is one block: `cap` control bytes, then `cap` 8-byte slots
-** (cap = 16 * groups). A control byte is CTRL_EMPTY, CTRL_DELETED or, for a
+** One array is one block of groups, each 16 control bytes then its 16
+** 8-byte slots (144 bytes: a probe's control bytes and slots are near). A control byte is CTRL_EMPTY, CTRL_DELETED or, for a
 ** full slot, 7 bits of the key's hash; a probe reads a group's 16 control
 ** bytes as two words and tests 8 at once (SWAR), so it touches one slot
 ** per likely match.
@@ -36,9 +36,29 @@
 #define ATAB__SHARD_BITS 6
 #define ATAB__SHARDS (1u << ATAB__SHARD_BITS)
 
-/* ---- control bytes and groups ---- */
+/* ---- arrays: groups of 16 control bytes and 16 slots ---- */
 
-#define ATAB__GROUP 16   /* slots in a group: two control words of 8 */
+#define ATAB__GROUP 16       /* slots in a group */
+#define ATAB__GROUP_BYTES 144
+
+typedef struct atab__arr {
+    uint8_t *base;      /* the block */
+    size_t ngroups;
+} atab__arr;
+
+static inline uint8_t *atab__group_ctrl(atab__arr v, size_t g)
+{
+    return v.base + g * ATAB__GROUP_BYTES;
+}
+
+static inline uint64_t *atab__slot_ptr(atab__arr v, size_t i)
+{
+    return (uint64_t *)(void *)(atab__group_ctrl(v, i / ATAB__GROUP) + ATAB__GROUP) +
+           i % ATAB__GROUP;
+}
+
+/* ---- control bytes ---- */
+
 #define ATAB__CTRL_EMPTY 0x80u
 #define ATAB__CTRL_DELETED 0xfeu
 
@@ -70,10 +90,14 @@ static inline size_t atab__h_group2(uint64_t h, size_t ngroups)
 
 /* Control word k (slots 8k to 8k+7) as a little-endian word: byte i is
 ** slot 8k+i. */
-static inline uint64_t atab__ctrl_word(const uint8_t *ctrl, size_t k)
+static inline uint64_t *atab__ctrl_word_ptr(atab__arr v, size_t k)
 {
-    uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(ctrl + 8 * k),
-                                 __ATOMIC_ACQUIRE);
+    return (uint64_t *)(void *)(atab__group_ctrl(v, k / 2) + 8 * (k % 2));
+}
+
+static inline uint64_t atab__ctrl_word(atab__arr v, size_t k)
+{
+    uint64_t w = __atomic_load_n(atab__ctrl_word_ptr(v, k), __ATOMIC_ACQUIRE);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     w = __builtin_bswap64(w);
 #endif
@@ -90,14 +114,22 @@ typedef struct atab__group {
 #if defined(__SSE2__) && !defined(ATAB_NO_SIMD)   /* ATAB_NO_SIMD: the portable path, for tests */
 #include <emmintrin.h>
 
-/* Group g's 16 control bytes (two atomic loads: readers race writers'
-** single-word stores), compared 16 at a time. */
-static inline atab__group atab__group_read(const uint8_t *ctrl, size_t g, unsigned c)
+/* Group g's 16 control bytes, compared 16 at a time. Writers store a
+** control word at a time (table.c, set_ctrl), so one 16-byte load sees
+** each byte either before or after a store, which is all a probe needs;
+** ThreadSanitizer builds read the two words as atomics, as it can check. */
+static inline atab__group atab__group_read(atab__arr a, size_t g, unsigned c)
 {
-    __m128i v = _mm_set_epi64x((long long)atab__ctrl_word(ctrl, 2 * g + 1),
-                               (long long)atab__ctrl_word(ctrl, 2 * g));
+#if defined(__SANITIZE_THREAD__)
+    __m128i v = _mm_set_epi64x((long long)atab__ctrl_word(a, 2 * g + 1),
+                               (long long)atab__ctrl_word(a, 2 * g));
+#else
+    __m128i v = _mm_load_si128((const __m128i *)(const void *)atab__group_ctrl(a, g));
+    __atomic_signal_fence(__ATOMIC_ACQUIRE);   /* the slot loads stay after it */
+#endif
+    __m128i key = _mm_set1_epi64x((long long)(c * UINT64_C(0x0101010101010101)));
     atab__group r;
-    r.match = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)c)));
+    r.match = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, key));
     r.empty = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0x80)));
     r.free = (uint32_t)_mm_movemask_epi8(v);   /* bit 7: empty or deleted */
     return r;
@@ -121,9 +153,9 @@ static inline uint32_t atab__word_match(uint64_t w, unsigned c)
     return atab__msb_bits(~(((x & ~ATAB__MSB8) + ~ATAB__MSB8) | x) & ATAB__MSB8);
 }
 
-static inline atab__group atab__group_read(const uint8_t *ctrl, size_t g, unsigned c)
+static inline atab__group atab__group_read(atab__arr v, size_t g, unsigned c)
 {
-    uint64_t lo = atab__ctrl_word(ctrl, 2 * g), hi = atab__ctrl_word(ctrl, 2 * g + 1);
+    uint64_t lo = atab__ctrl_word(v, 2 * g), hi = atab__ctrl_word(v, 2 * g + 1);
     atab__group r;
     r.match = atab__word_match(lo, c) | atab__word_match(hi, c) << 8;
     r.empty = atab__msb_bits(lo & ~(lo << 6) & ATAB__MSB8) |
@@ -152,7 +184,7 @@ static inline const atab_atom *atab__slot_atom(uint64_t s)
 
 static inline int atab__slot_may_match(uint64_t s, uint64_t h)
 {
-    return (s >> 48) == atab__h_tag(h);
+    return ((s ^ h << 13) >> 48) == 0;   /* bits 35-50 of h: the tag */
 }
 
 /* ---- arrays ---- */
@@ -169,22 +201,15 @@ static inline size_t atab__code_bytes(unsigned code)
     return (size_t)(4 + (code & 3)) << (code >> 2);
 }
 
-/* Groups in a block of each code (9 bytes a slot), and 1 for code 0. */
+/* Groups in a block of each code (ATAB__GROUP_BYTES each), 1 for code 0. */
 extern ATAB__HIDDEN const uint32_t atab__code_groups[ATAB__MAX_CODE + 1];
 extern ATAB__HIDDEN const uint64_t atab__no_slots[ATAB__GROUP / 8];
-
-typedef struct atab__arr {
-    uint8_t *ctrl;      /* cap control bytes */
-    uint64_t *slots;    /* cap slots, right after them */
-    size_t ngroups;
-} atab__arr;
 
 static inline atab__arr atab__arr_of(uint64_t word)
 {
     atab__arr v;
-    v.ctrl = (uint8_t *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1));
+    v.base = (uint8_t *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1));
     v.ngroups = atab__code_groups[word >> 56];
-    v.slots = (uint64_t *)(void *)(v.ctrl + v.ngroups * ATAB__GROUP);
     return v;
 }
 
@@ -207,7 +232,7 @@ static inline uint64_t atab__load_slot(const uint64_t *p)
 /* Is slot i of an array full? */
 static inline int atab__slot_full(atab__arr v, size_t i)
 {
-    return !((atab__ctrl_word(v.ctrl, i / 8) >> (8 * (i % 8) + 7)) & 1);
+    return !((atab__ctrl_word(v, i / 8) >> (8 * (i % 8) + 7)) & 1);
 }
 
 /* ---- the table ---- */

@@ -122,22 +122,15 @@ static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
     *e = 0;
 }
 
-/* A free entry for a: an empty way of its set, else one holding no
-** spares, else the last way, whose spares go back. */
+/* The entry for a, taken over from the atom that had it (whose spares go
+** back to its count). */
 static uintptr_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a)
 {
-    uintptr_t *set = atab__cache_set(r, a), *victim = &set[ATAB__CACHE_WAYS - 1];
-    for (unsigned w = 0; w < ATAB__CACHE_WAYS; w++) {
-        if (!set[w]) {
-            victim = &set[w];
-            break;
-        }
-        if (!atab__spares(set[w]))
-            victim = &set[w];
-    }
-    give_back(t, r, victim);
-    *victim = (uintptr_t)a;
-    return victim;
+    uintptr_t *e = atab__cache_slot(r, a);
+    if (*e)
+        give_back(t, r, e);
+    *e = (uintptr_t)a;
+    return e;
 }
 
 int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
@@ -166,7 +159,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
 /* Gives back every entry of a record whose cache the caller owns. */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
-    for (unsigned i = 0; i < ATAB__CACHE_SETS * ATAB__CACHE_WAYS; i++)
+    for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
         if (r->e[i])
             give_back(t, r, &r->e[i]);
     if (r->zeros) {

@@ -29,8 +29,7 @@
 
 #include "atom.h"
 
-#define ATAB__CACHE_SETS 64
-#define ATAB__CACHE_WAYS 4
+#define ATAB__CACHE_SIZE 256   /* entries, direct-mapped by address */
 /* An entry is one word: the atom's address (8-aligned: atom.c checks), the
 ** spares it holds in bits 0-1, and bit 2 set once a release through it has
 ** left the atom with no holder (counted towards t->unused once per entry,
@@ -47,7 +46,7 @@ typedef struct atab__rec {
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
     void *raw;                /* the allocation holding this aligned record */
-    uintptr_t e[ATAB__CACHE_SETS * ATAB__CACHE_WAYS];
+    uintptr_t e[ATAB__CACHE_SIZE];
 } __attribute__((aligned(64))) atab__rec;
 
 /* The record this thread used last, for the one-compare fast path. */
@@ -83,22 +82,20 @@ static inline void atab__leave(atab__rec *r)
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
-/* The cache set an atom's entry lives in. */
-static inline uintptr_t *atab__cache_set(atab__rec *r, const atab_atom *a)
+/* The cache entry an atom's spares may live in (one word per atom: a
+** compare finds it, and only atoms hot in one thread keep theirs). */
+static inline uintptr_t *atab__cache_slot(atab__rec *r, const atab_atom *a)
 {
     uintptr_t x = (uintptr_t)a;
-    return &r->e[((x >> 4 ^ x >> 10) % ATAB__CACHE_SETS) * ATAB__CACHE_WAYS];
+    return &r->e[(x >> 4 ^ x >> 12) % ATAB__CACHE_SIZE];
 }
 
 /* The cache entry for a, or NULL. Inside a section only, and only while
 ** atab__cache_ours(r). */
 static inline uintptr_t *atab__cache_find(atab__rec *r, const atab_atom *a)
 {
-    uintptr_t *set = atab__cache_set(r, a);
-    for (unsigned w = 0; w < ATAB__CACHE_WAYS; w++)
-        if ((set[w] & ~(uintptr_t)ATAB__ENT_BITS) == (uintptr_t)a)
-            return &set[w];
-    return NULL;
+    uintptr_t *e = atab__cache_slot(r, a);
+    return (*e & ~(uintptr_t)ATAB__ENT_BITS) == (uintptr_t)a ? e : NULL;
 }
 
 static inline unsigned atab__spares(uintptr_t e)
