@@ -13,6 +13,11 @@
 extern "C" {
 #endif
 
+/* The version, checked against the VERSION file by both builds. */
+#define ATAB_VERSION_MAJOR 0
+#define ATAB_VERSION_MINOR 1
+#define ATAB_VERSION_PATCH 0
+
 #if defined(__GNUC__)
 #define ATAB_API __attribute__((visibility("default")))
 #else
@@ -99,7 +104,8 @@ typedef enum atab_status {
     ATAB_EUTF16 = -3,   /**< unpaired surrogate in UTF-16 input */
     ATAB_ENOMEM = -4,   /**< the allocator failed */
     ATAB_ELIMIT = -5,   /**< the table's memory limit would be exceeded */
-    ATAB_EREFS = -6     /**< reference count misuse (double release) */
+    ATAB_EREFS = -6,    /**< reference count misuse (double release) */
+    ATAB_EABI = -7      /**< a static set generated for another ATAB_STATIC_ABI */
 } atab_status;
 
 /**
@@ -112,7 +118,8 @@ ATAB_API atab_status atab_last_error(void);
 /** A static English sentence for a status code; never NULL. */
 ATAB_API const char *atab_strerror(int code);
 
-/** The library's version, "MAJOR.MINOR.PATCH". */
+/** The library's version, "MAJOR.MINOR.PATCH": the version of the library
+ *  running, where ATAB_VERSION_* are those of the header compiled against. */
 ATAB_API const char *atab_version(void);
 
 /* ------------------------------------------------------------------ */
@@ -167,7 +174,8 @@ typedef struct atab_options {
  * Creates a table.
  * @param opts  NULL for defaults; copied, need not outlive the call.
  * @return the table, or NULL with atab_last_error() set to ATAB_EINVAL
- *         (bad option) or ATAB_ENOMEM.
+ *         (bad option), ATAB_EABI (a static set from another generator
+ *         version) or ATAB_ENOMEM.
  */
 ATAB_API atab_table *atab_table_new(const atab_options *opts);
 
@@ -394,9 +402,10 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  * atab_lookup of a string in the set return the set's atom (never a
  * dynamic copy), so `atab_intern_cstr(t, "x") == MYSET_ATOM(x)`; atab_ref,
  * atab_release and atab_gc do nothing to it. Registering sets costs a
- * table nothing per atom: the index is built by the generator. A NULL set,
- * or one written for another version of this layout (ATAB_STATIC_ABI),
- * makes atab_table_new fail with ATAB_EINVAL.
+ * table nothing per atom: the index is built by the generator. A NULL set
+ * makes atab_table_new fail with ATAB_EINVAL, one written for another
+ * version of this layout (ATAB_STATIC_ABI: regenerate it with this
+ * library's atomtab-genstatic) with ATAB_EABI.
  *
  * The library's own set (HTML, SVG and MathML element and attribute
  * names, CSS property names, common JS names) is registered on every table
