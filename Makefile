@@ -123,6 +123,17 @@ SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@INCDIR@|$(INC
             -e 's|@SIZEOF_VOID_P@|'"$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tail -n 1)"'|g'
 CMAKEDIR ?= $(LIBDIR)/cmake/atomtab
 
+# Embedding (tools/check-embed.sh): libatomtab.so dlopen'ed by Python's
+# ctypes and Node's process.dlopen; a program linked with libatomtab.a keeps
+# the C library's malloc (LD_DEBUG=bindings). The tools' read errors and the
+# generator's man page (tools/check-tools.sh).
+.PHONY: test-embed test-tools
+test: test-embed test-tools
+test-embed: tests
+	sh tools/check-embed.sh $(O) $(ALLOCATOR) "$(CC)" "$(LDLIBS)"
+test-tools: tests report-tool
+	sh tools/check-tools.sh $(O)
+
 install: lib
 	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
 	install -m 644 include/atomtab.h $(DESTDIR)$(INCDIR)/
