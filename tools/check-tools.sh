@@ -6,7 +6,9 @@
 #    success on what was read: a directory (EISDIR), and a 64 MB line under
 #    `ulimit -v` 50 MB (getline fails with ENOMEM); genstatic then writes
 #    no output;
-#  - every option atomtab-genstatic --help names is in its man page.
+#  - every option atomtab-genstatic --help names is in its man page;
+#  - every public function in include/atomtab.h says whether it is
+#    thread-safe (a declaration right after another shares its comment).
 # usage: tools/check-tools.sh BUILD-DIR
 set -eu
 O=$1
@@ -54,4 +56,10 @@ for opt in $(grep -o -- '--[a-z][a-z-]*' "$tmp/help" | sort -u); do
     grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" tools/atomtab-genstatic.1 ||
         fail "option $opt is in --help but not in tools/atomtab-genstatic.1"
 done
-echo "check-tools: read errors fail both tools; the man page has every option"
+awk '/^ATAB_API/ { if (text !~ /[Tt]hread-safe/ && last != NR - 1) { print; bad = 1 }
+                   text = ""; last = NR; next }
+     { text = text $0 }
+     END { exit bad }' include/atomtab.h >"$tmp/nothread" ||
+    fail "no thread-safety line for: $(cat "$tmp/nothread")"
+echo "check-tools: read errors fail both tools; the man page has every option;"
+echo "check-tools: every public function says whether it is thread-safe"
