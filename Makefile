@@ -194,11 +194,20 @@ $(MEMBYTES): bench/membytes.c bench/tokens.h $(STATIC)
 	$(CC) $(ALL_CFLAGS) -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
 
+# membytes-libc: the same on the C library's malloc (glibc's mallinfo2).
+MEMBYTES_LIBC := $(O)/bench/membytes-libc
+$(MEMBYTES_LIBC): bench/membytes.c bench/tokens.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DMEMBYTES_LIBC -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
+	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) $(LDLIBS)
+
 .PHONY: membytes
 membytes: report-tool
 	@sh tools/deps.sh bench
-	@$(MAKE) --no-print-directory $(MEMBYTES)
+	@$(MAKE) --no-print-directory $(MEMBYTES) $(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC))
 	$(MEMBYTES) $(CORPUS)
+	@echo
+	$(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC) $(CORPUS),@echo "membytes-libc: only with ALLOCATOR=system")
 
 # ---- bench: the multi-backend suite, threads, callgrind, code size ----
 # make bench          atombench (atomtab, GLib, libxml2, naive) on the corpus
