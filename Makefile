@@ -41,8 +41,8 @@ LDLIBS    := -lxxhash -pthread
 ifeq ($(ALLOCATOR),jemalloc)
   LIB_CFLAGS += -DATAB_WITH_JEMALLOC
   LDLIBS     += -ljemalloc -lm
-  PC_REQUIRES := libxxhash, jemalloc
-  PC_LIBS     := -pthread -lm
+  PC_REQUIRES := libxxhash
+  PC_LIBS     := -pthread -ljemalloc -lm   # jemalloc.pc has no -lm for static links
 else ifeq ($(ALLOCATOR),system)
   PC_REQUIRES := libxxhash
   PC_LIBS     := -pthread

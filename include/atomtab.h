@@ -398,9 +398,9 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  *
  *   atomtab-genstatic --name myset LIST myset.c myset.h
  *
- * LIST has one atom per line, optionally followed by a C identifier for
- * names that are not identifiers ("data-id data_id"); see the generator's
- * comment for the whole format. myset.c defines `const atab_static_set
+ * LIST has one atom per line, optionally followed by a C identifier (made
+ * from the name when absent: "data-id" -> data_id); `atomtab-genstatic
+ * --help` and its man page give the whole format. myset.c defines `const atab_static_set
  * myset` (the atoms, each with the same 8-byte header as a dynamic atom
  * and ATAB__STATIC set, plus a perfect-hash index over them); myset.h
  * declares it and a macro MYSET_ATOM(id) giving each atom's address as a

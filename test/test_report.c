@@ -248,7 +248,8 @@ static void heap_entries_match_jemalloc_stats_allocated(void **state)
 
 /* With the default allocator (the C library's malloc, or jemalloc in an
 ** ALLOCATOR=jemalloc build), the slop entry is exactly what the process's
-** malloc_usable_size says each atom's block holds beyond its request. */
+** malloc_usable_size says each atom's block holds beyond its request
+** (ASan's malloc gives every request exactly: 0 there). */
 static void default_slop_is_malloc_usable_size_minus_the_request(void **state)
 {
     (void)state;
@@ -269,7 +270,6 @@ static void default_slop_is_malloc_usable_size_minus_the_request(void **state)
     report_into(t, &g);
     assert_true(atab_report_has_usable_size(t));
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
-    assert_true(slop > 0);   /* neither allocator gives every request exactly */
     for (int i = 0; i < 5000; i++)
         atab_release(t, keep[i]);
     atab_table_free(t);

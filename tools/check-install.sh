@@ -116,4 +116,19 @@ for f in pkgconfig/atomtab.pc cmake/atomtab/atomtabConfig.cmake \
         { diff build/stage-meson.cmp build/stage-make.cmp; fail "$f differs between meson and make"; }
 done
 rm -f build/stage-meson.cmp build/stage-make.cmp
+# ALLOCATOR=jemalloc: the .pc says so, and --static links (jemalloc.pc has
+# no -lm: atomtab.pc's Libs.private carries -ljemalloc -lm)
+prefix="$top/build/stage-make-jemalloc"
+rm -rf "$prefix"
+make --no-print-directory O=build/install-make-jemalloc ALLOCATOR=jemalloc PREFIX="$prefix" \
+    install >/dev/null
+export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name atomtab.pc | head -1)")"
+[ "$(pkg-config --variable=allocator atomtab)" = jemalloc ] || fail "jemalloc .pc: allocator"
+sh tools/readme-example.sh README.md > "$prefix/example.c"
+# shellcheck disable=SC2046
+cc -static "$prefix/example.c" -o "$prefix/example-static" \
+    $(pkg-config --static --cflags --libs atomtab) || fail "jemalloc: cc -static failed"
+"$prefix/example-static" >/dev/null || fail "jemalloc: the static example failed"
+unset PKG_CONFIG_PATH
+echo "check-install: ALLOCATOR=jemalloc install: allocator=jemalloc, --static links"
 echo "check-install: meson and make install the same atomtab.pc and CMake files"
