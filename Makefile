@@ -3,7 +3,16 @@
 # meson.build reads: VERSION, src/sources.txt, test/tests.txt.
 #
 # Front door:  make | make test | make report | make bench | make install
-# Knobs:       ALLOCATOR=jemalloc|system  O=build-dir  PREFIX=/usr/local
+# Knobs:       ALLOCATOR=system|jemalloc  O=build-dir  PREFIX=/usr/local
+#              LIBDIR (default: what meson picks, lib/<multiarch> on Debian)
+#              TOOL_MALLOC (the malloc our own tools and benches run on)
+#
+# ALLOCATOR: system (default) calls the C library's malloc, so the library
+# never changes which malloc its host runs on, and libatomtab.so can be
+# dlopen'ed anywhere. jemalloc is an explicit choice for hosts that already
+# run on it: the library calls mallocx/sdallocx, and -ljemalloc on the
+# host's link line makes jemalloc the whole process's malloc (and the .so
+# cannot be dlopen'ed by most hosts: jemalloc's TLS is initial-exec).
 
 VERSION   := $(shell cat VERSION)
 SOMAJOR   := $(firstword $(subst ., ,$(VERSION)))
@@ -11,9 +20,13 @@ LIB_SRCS  := $(addprefix src/,$(shell cat src/sources.txt))
 TESTS     := $(shell cat test/tests.txt)
 
 O         ?= build/make
-ALLOCATOR ?= jemalloc
+ALLOCATOR ?= system
 PREFIX    ?= /usr/local
-LIBDIR    ?= $(PREFIX)/lib
+# meson's default libdir, so both builds install to the same place
+LIBSUB    := $(shell a=$$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null) && \
+               [ -n "$$a" ] && echo lib/$$a && exit; \
+               [ -d /usr/lib64 ] && [ ! -L /usr/lib64 ] && echo lib64 || echo lib)
+LIBDIR    ?= $(PREFIX)/$(LIBSUB)
 INCDIR    ?= $(PREFIX)/include
 BINDIR    ?= $(PREFIX)/bin
 
@@ -27,8 +40,20 @@ LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS    := -lxxhash -pthread
 ifeq ($(ALLOCATOR),jemalloc)
   LIB_CFLAGS += -DATAB_WITH_JEMALLOC
-  LDLIBS     += -ljemalloc
+  LDLIBS     += -ljemalloc -lm
+  PC_REQUIRES := libxxhash
+  PC_LIBS     := -pthread -ljemalloc -lm   # jemalloc.pc has no -lm for static links
+else ifeq ($(ALLOCATOR),system)
+  PC_REQUIRES := libxxhash
+  PC_LIBS     := -pthread
+else
+  $(error ALLOCATOR=$(ALLOCATOR): system or jemalloc)
 endif
+# Our own tools and benchmarks are hosts that choose jemalloc: linked with
+# -ljemalloc, the process's malloc (and so the library's, with
+# ALLOCATOR=system) is jemalloc. TOOL_MALLOC= runs them on the C library's.
+TOOL_MALLOC ?= -ljemalloc
+TOOL_LDLIBS  = $(LDLIBS) $(TOOL_MALLOC)
 
 LIB_OBJS  := $(LIB_SRCS:src/%.c=$(O)/obj/%.o)
 STATIC    := $(O)/libatomtab.a
@@ -49,7 +74,12 @@ deps-test: deps-build
 lib: deps-build
 	@$(MAKE) --no-print-directory $(STATIC) $(SHARED)
 
-$(O)/obj/%.o: src/%.c src/*.h include/atomtab.h
+# The header's ATAB_VERSION_* must say what VERSION says (meson checks too).
+$(O)/version.ok: VERSION include/atomtab.h
+	@mkdir -p $(dir $@)
+	@sh tools/check-version.sh VERSION include/atomtab.h && touch $@
+
+$(O)/obj/%.o: src/%.c src/*.h include/atomtab.h $(O)/version.ok
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
@@ -84,20 +114,41 @@ test: tests
 	echo "== $(O)/test/readme_example"; $(O)/test/readme_example || fail=1; \
 	exit $$fail
 
+# atomtab.pc and the CMake package: the same templates meson fills in
+# (tools/atomtab.pc.in, cmake/*.in), so both builds install the same files.
+SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@INCDIR@|$(INCDIR)|g' \
+            -e 's|@BINDIR@|$(BINDIR)|g; s|@VERSION@|$(VERSION)|g; s|@ALLOCATOR@|$(ALLOCATOR)|g' \
+            -e 's|@PC_REQUIRES@|$(PC_REQUIRES)|g; s|@PC_LIBS@|$(PC_LIBS)|g; s|@DATADIR@|$(DATADIR)|g' \
+            -e 's|@SOMAJOR@|$(SOMAJOR)|g; s|@MAJOR@|$(SOMAJOR)|g; s|@MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
+            -e 's|@SIZEOF_VOID_P@|'"$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tail -n 1)"'|g'
+CMAKEDIR ?= $(LIBDIR)/cmake/atomtab
+
+# Embedding (tools/check-embed.sh): libatomtab.so dlopen'ed by Python's
+# ctypes and Node's process.dlopen; a program linked with libatomtab.a keeps
+# the C library's malloc (LD_DEBUG=bindings). The tools' read errors and the
+# generator's man page (tools/check-tools.sh).
+.PHONY: test-embed test-tools
+test: test-embed test-tools
+test-embed: tests
+	sh tools/check-embed.sh $(O) $(ALLOCATOR) "$(CC)" "$(LDLIBS)"
+test-tools: tests report-tool
+	sh tools/check-tools.sh $(O)
+
 install: lib
-	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
 	install -m 644 include/atomtab.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libatomtab.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libatomtab.so.$(SOMAJOR)
 	ln -sf libatomtab.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libatomtab.so
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|; s|@PRIVATE_LIBS@|$(LDLIBS)|' \
-	    tools/atomtab.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc
+	$(SUBST) tools/atomtab.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc
+	$(SUBST) cmake/atomtabConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/atomtabConfig.cmake
+	$(SUBST) cmake/atomtabConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/atomtabConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/atomtab.h $(DESTDIR)$(LIBDIR)/libatomtab.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc $(DESTDIR)$(CMAKEDIR)/atomtabConfig*.cmake
+	-rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null
 
 clean:
 	rm -rf $(O)
@@ -114,7 +165,7 @@ $(CORPUS): corpus/nodejs-api-docs.atoms.gz
 	gzip -dc $< > $@.tmp && mv $@.tmp $@
 
 $(REPORT_BIN): tools/atomtab-report.c include/atomtab.h $(STATIC)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 
 .PHONY: report-tool install-report uninstall-report
 all: report-tool
@@ -143,11 +194,20 @@ $(MEMBYTES): bench/membytes.c bench/tokens.h $(STATIC)
 	$(CC) $(ALL_CFLAGS) -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
 
+# membytes-libc: the same on the C library's malloc (glibc's mallinfo2).
+MEMBYTES_LIBC := $(O)/bench/membytes-libc
+$(MEMBYTES_LIBC): bench/membytes.c bench/tokens.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DMEMBYTES_LIBC -Isrc $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
+	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) $(LDLIBS)
+
 .PHONY: membytes
 membytes: report-tool
 	@sh tools/deps.sh bench
-	@$(MAKE) --no-print-directory $(MEMBYTES)
+	@$(MAKE) --no-print-directory $(MEMBYTES) $(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC))
 	$(MEMBYTES) $(CORPUS)
+	@echo
+	$(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC) $(CORPUS),@echo "membytes-libc: only with ALLOCATOR=system")
 
 # ---- bench: the multi-backend suite, threads, callgrind, code size ----
 # make bench          atombench (atomtab, GLib, libxml2, naive) on the corpus
@@ -173,7 +233,7 @@ $(ATOMBENCH): bench/suite.c bench/tokens.h include/atomtab.h $(STATIC)
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
 $(ATOMTHREADS): bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 $(GEN_TOKENS): tools/gen-tokens.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
@@ -266,15 +326,20 @@ GEN_WERROR := -std=c11 -Wall -Wextra -Wpedantic -Werror
 $(GENSTATIC): tools/atomtab-genstatic.c src/static_hash.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(BUILD_CC) $(ALL_CFLAGS) -Isrc $< -o $@
+# The default set's list beside the generator, where it looks for it to
+# refuse host lists that repeat a default atom (installed: share/atomtab/).
+$(O)/default.atoms: src/default.atoms
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 # One run writes both files (a pattern rule with two targets); each set
 # names its list and options for both.
-$(GEN)/%.c $(GEN)/%.h: $(GENSTATIC)
+$(GEN)/%.c $(GEN)/%.h: $(GENSTATIC) $(O)/default.atoms
 	@mkdir -p $(GEN)
 	$(GENSTATIC) $(GENSTATIC_ARGS) $(GEN)/$*.c $(GEN)/$*.h
 .PRECIOUS: $(GEN)/%.c $(GEN)/%.h
 $(DEF_ATOMS).c $(DEF_ATOMS).h: src/default.atoms
-$(DEF_ATOMS).c $(DEF_ATOMS).h: GENSTATIC_ARGS = --name atab_static_default --macro ATAB_ATOM --export src/default.atoms
+$(DEF_ATOMS).c $(DEF_ATOMS).h: GENSTATIC_ARGS = --name atab_static_default --macro ATAB_ATOM --export --no-default src/default.atoms
 
 # The generated code compiles with -Wall -Wextra -Werror.
 $(DEF_ATOMS_O): $(DEF_ATOMS).c $(DEF_ATOMS).h include/atomtab.h
@@ -286,23 +351,32 @@ $(STATIC) $(SHARED): $(DEF_ATOMS_O)
 # Host sets for test_static (one overlaps the default set, one the other),
 # also compiled alone with -Werror; test_static includes their .c files.
 $(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: test/host.atoms
-$(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: GENSTATIC_ARGS = --name test_host_set test/host.atoms
+$(GEN)/test_host_atoms.c $(GEN)/test_host_atoms.h: GENSTATIC_ARGS = --name test_host_set --no-default test/host.atoms
 $(GEN)/test_host2_atoms.c $(GEN)/test_host2_atoms.h: test/host2.atoms
 $(GEN)/test_host2_atoms.c $(GEN)/test_host2_atoms.h: GENSTATIC_ARGS = --name test_host2_set --macro HOST2 test/host2.atoms
 $(GEN)/%.werror.o: $(GEN)/%.c $(GEN)/%.h
 	$(CC) $(ALL_CFLAGS) $(GEN_WERROR) -c $< -o $@
 $(O)/test/test_static: $(GEN)/test_host_atoms.werror.o $(GEN)/test_host2_atoms.werror.o
+# Identifiers that match the generator's own names still give C that compiles.
+$(GEN)/collide_atoms.c $(GEN)/collide_atoms.h: test/collide.atoms
+$(GEN)/collide_atoms.c $(GEN)/collide_atoms.h: GENSTATIC_ARGS = --name collide --no-default test/collide.atoms
+$(O)/test/test_genstatic: $(GEN)/collide_atoms.werror.o
 
 install: install-static
 uninstall: uninstall-static
 .PHONY: install-static uninstall-static genstatic
 genstatic: $(GENSTATIC)
+MANDIR ?= $(DATADIR)/man
 install-static: lib $(GENSTATIC)
-	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab \
+	    $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(DEF_ATOMS).h $(DESTDIR)$(INCDIR)/
 	install -m 755 $(GENSTATIC) $(DESTDIR)$(BINDIR)/
+	install -m 644 src/default.atoms $(DESTDIR)$(DATADIR)/atomtab/
+	install -m 644 tools/atomtab-genstatic.1 $(DESTDIR)$(MANDIR)/man1/
 uninstall-static:
-	rm -f $(DESTDIR)$(INCDIR)/atomtab_atoms.h $(DESTDIR)$(BINDIR)/atomtab-genstatic
+	rm -f $(DESTDIR)$(INCDIR)/atomtab_atoms.h $(DESTDIR)$(BINDIR)/atomtab-genstatic \
+	      $(DESTDIR)$(DATADIR)/atomtab/default.atoms $(DESTDIR)$(MANDIR)/man1/atomtab-genstatic.1
 
 # bench-static: table creation cost with none / default / 10k sets, the
 # corpus's static-hit share, static vs dynamic hits (bench/static.sh).
@@ -314,10 +388,10 @@ $(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h: $(BENCH10K)
 $(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h: GENSTATIC_ARGS = --name bench10k $(BENCH10K)
 $(O)/bench/static_new: bench/static_new.c $(GEN)/bench10k_atoms.c $(GEN)/bench10k_atoms.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< $(GEN)/bench10k_atoms.c -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $< $(GEN)/bench10k_atoms.c -o $@ $(STATIC) $(TOOL_LDLIBS)
 $(O)/bench/static_hits: bench/static_hits.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 
 .PHONY: bench-static
 bench: bench-static
@@ -333,7 +407,7 @@ FLOOD      := $(O)/bench/flood
 FLOOD_ARGS ?= --attack 2000 --bits 12 --many 1000000 --manybits 4
 $(FLOOD): bench/flood.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 
 bench-flood: lib
 	@sh tools/deps.sh valgrind
@@ -369,7 +443,7 @@ check-valgrind:
 IDREAD := $(O)/bench/idread
 $(IDREAD): bench/idread.c include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 
 .PHONY: bench-idread
 bench: bench-idread

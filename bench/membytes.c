@@ -8,6 +8,11 @@
 ** delta, and how jemalloc's size classes (nallocx) fall for other header
 ** sizes.
 **
+** Built with -DMEMBYTES_LIBC (membytes-libc) it runs on the C library's
+** malloc instead: bytes are glibc's mallinfo2() in-use bytes (uordblks +
+** hblkhd: chunk sizes, so the 8-byte chunk headers included), and the
+** report's heap total (usable sizes) is shown beside it.
+**
 ** usage: membytes FILE   (one token per line; empty lines skipped)
 */
 #include <stdint.h>
@@ -19,7 +24,11 @@
 #include <unistd.h>
 
 #include <glib.h>
+#ifdef MEMBYTES_LIBC
+#include <malloc.h>
+#else
 #include <jemalloc/jemalloc.h>
+#endif
 #include <libxml/xmlstring.h>
 #include <libxml/dict.h>
 
@@ -37,6 +46,17 @@ typedef struct corpus {
     size_t chars;       /* sum of len + 1 over distinct tokens */
 } corpus;
 
+#ifdef MEMBYTES_LIBC
+#define ALLOCATOR_NAME "glibc malloc"
+/* Live bytes by glibc's count: in-use chunks of the arenas plus mmapped
+** blocks. */
+static size_t allocated(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+#else
+#define ALLOCATOR_NAME "jemalloc"
 /* Live bytes by jemalloc's count: flush this thread's cache (cached
 ** blocks count as allocated), write epoch, read stats.allocated. */
 static size_t allocated(void)
@@ -51,6 +71,7 @@ static size_t allocated(void)
     }
     return v;
 }
+#endif
 
 static int cmp_tok(const void *a, const void *b)
 {
@@ -123,14 +144,19 @@ static void run_atomtab(const corpus *c)
            " + table %.2f = %.2f; overhead (all but chars+NUL) %.2f\n",
            header, s.objects / n - header, s.slop / n, s.table / n,
            (s.objects + s.slop + s.table) / n, header + (s.slop + s.table) / n);
-    printf("  atomtab report heap total %lld vs jemalloc delta %zu: %s\n",
+    printf("  atomtab report heap total %lld vs " ALLOCATOR_NAME " delta %zu: %s\n",
            (long long)(s.objects + s.slop + s.table), total,
            (size_t)(s.objects + s.slop + s.table) == total ? "equal" : "DIFFERENT");
     *table_share = s.table / n;
+#ifndef MEMBYTES_LIBC
     printf("  atomtab table: %zu slots for %zu atoms (load %.2f), object %zu B"
            " requested -> %zu B class\n", st.capacity, st.atoms,
            (double)st.atoms / (double)st.capacity, (size_t)ATAB__TABLE_ALLOC,
            nallocx(ATAB__TABLE_ALLOC, 0));
+#else
+    printf("  (glibc: the delta counts chunk sizes, 8-byte headers included;\n"
+           "   the report counts malloc_usable_size, which leaves them out)\n");
+#endif
 }
 
 static void run_glib(const corpus *c)
@@ -173,6 +199,7 @@ static void in_child(void (*fn)(const corpus *), const corpus *c)
     }
 }
 
+#ifndef MEMBYTES_LIBC
 /* Average slop per distinct atom if atoms had an h-byte header, at
 ** jemalloc's size classes and at an exact 8-byte granularity. */
 static void size_classes(const corpus *c)
@@ -198,6 +225,7 @@ static void size_classes(const corpus *c)
     }
     free(sorted);
 }
+#endif
 
 int main(int argc, char **argv)
 {
@@ -215,13 +243,20 @@ int main(int argc, char **argv)
     load(argv[1], &c);
     printf("%s: %zu tokens, %zu distinct, %.2f chars+NUL per distinct token\n",
            argv[1], c.n, c.distinct, (double)c.chars / c.distinct);
+#ifdef MEMBYTES_LIBC
+    printf("method: glibc mallinfo2 uordblks + hblkhd delta (chunk sizes) around interning\n"
+           "the whole stream, each interner in a fresh process; per distinct atom.\n\n");
+#else
     printf("method: jemalloc stats.allocated delta (usable sizes) around interning the\n"
            "whole stream, each interner in a fresh process; per distinct atom.\n\n");
+#endif
     printf("%-22s %10s %10s %10s %10s\n", "interner", "bytes", "B/atom",
            "chars+NUL", "overhead");
     in_child(run_atomtab, &c);
     in_child(run_glib, &c);
     in_child(run_libxml2, &c);
+#ifndef MEMBYTES_LIBC
     size_classes(&c);
+#endif
     return 0;
 }

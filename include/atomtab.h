@@ -13,6 +13,11 @@
 extern "C" {
 #endif
 
+/* The version, checked against the VERSION file by both builds. */
+#define ATAB_VERSION_MAJOR 0
+#define ATAB_VERSION_MINOR 1
+#define ATAB_VERSION_PATCH 0
+
 #if defined(__GNUC__)
 #define ATAB_API __attribute__((visibility("default")))
 #else
@@ -99,20 +104,23 @@ typedef enum atab_status {
     ATAB_EUTF16 = -3,   /**< unpaired surrogate in UTF-16 input */
     ATAB_ENOMEM = -4,   /**< the allocator failed */
     ATAB_ELIMIT = -5,   /**< the table's memory limit would be exceeded */
-    ATAB_EREFS = -6     /**< reference count misuse (double release) */
+    ATAB_EREFS = -6,    /**< reference count misuse (double release) */
+    ATAB_EABI = -7      /**< a static set generated for another ATAB_STATIC_ABI */
 } atab_status;
 
 /**
  * The error of the last failing call on this thread (like errno: set by a
  * failing call, left alone by a successful one). Each failing call sets it
- * before it returns NULL or an error status.
+ * before it returns NULL or an error status. Thread-safe (per thread).
  */
 ATAB_API atab_status atab_last_error(void);
 
-/** A static English sentence for a status code; never NULL. */
+/** A static English sentence for a status code; never NULL. Thread-safe. */
 ATAB_API const char *atab_strerror(int code);
 
-/** The library's version, "MAJOR.MINOR.PATCH". */
+/** The library's version, "MAJOR.MINOR.PATCH": the version of the library
+ *  running, where ATAB_VERSION_* are those of the header compiled against.
+ *  Thread-safe. */
 ATAB_API const char *atab_version(void);
 
 /* ------------------------------------------------------------------ */
@@ -136,8 +144,10 @@ typedef struct atab_allocator {
     void *ud;
 } atab_allocator;
 
-/** The default allocator: jemalloc's mallocx/sdallocx/sallocx when the
- *  library was built with jemalloc, else the C library's malloc. */
+/** The default allocator: the C library's malloc/free/malloc_usable_size
+ *  (whatever malloc the process runs on), or jemalloc's mallocx/sdallocx/
+ *  sallocx when the library was built with ALLOCATOR=jemalloc (atomtab.pc's
+ *  `allocator` variable says which). Thread-safe. */
 ATAB_API const atab_allocator *atab_default_allocator(void);
 
 typedef struct atab_static_set atab_static_set;
@@ -167,7 +177,9 @@ typedef struct atab_options {
  * Creates a table.
  * @param opts  NULL for defaults; copied, need not outlive the call.
  * @return the table, or NULL with atab_last_error() set to ATAB_EINVAL
- *         (bad option) or ATAB_ENOMEM.
+ *         (bad option), ATAB_EABI (a static set from another generator
+ *         version) or ATAB_ENOMEM.
+ * Thread-safe (tables share nothing).
  */
 ATAB_API atab_table *atab_table_new(const atab_options *opts);
 
@@ -175,6 +187,8 @@ ATAB_API atab_table *atab_table_new(const atab_options *opts);
  * Frees the table and every dynamic atom in it. Accepts NULL. Atoms held
  * through external handles (atab_external_acquire) stay valid: the table
  * then defers its own free until the last handle is released.
+ * Not thread-safe: no other call on `t` may run or follow, except
+ * atab_external_release of outstanding handles, from any thread.
  */
 ATAB_API void atab_table_free(atab_table *t);
 
@@ -188,14 +202,14 @@ ATAB_API void atab_table_free(atab_table *t);
  */
 ATAB_API const atab_atom *atab_intern(atab_table *t, const char *s, size_t len);
 
-/** atab_intern(t, s, strlen(s)); NULL s is ATAB_EINVAL. */
+/** atab_intern(t, s, strlen(s)); NULL s is ATAB_EINVAL. Thread-safe. */
 ATAB_API const atab_atom *atab_intern_cstr(atab_table *t, const char *s);
 
 /**
  * Interns UTF-16 text (as host runtimes hold it), stored as UTF-8: the same
  * text through either entry point gives the same atom. A hit does not
  * allocate. Unpaired surrogates fail with ATAB_EUTF16. `len` counts
- * 16-bit units. Other errors as atab_intern.
+ * 16-bit units. Other errors as atab_intern. Thread-safe.
  */
 ATAB_API const atab_atom *atab_intern_utf16(atab_table *t, const uint16_t *s,
                                             size_t len);
@@ -204,17 +218,18 @@ ATAB_API const atab_atom *atab_intern_utf16(atab_table *t, const uint16_t *s,
  * Like atab_intern, but never inserts: NULL when absent, with
  * atab_last_error() left at ATAB_OK (absent is not an error), or set on bad
  * input. A found dynamic atom comes with one reference for the caller.
+ * Thread-safe.
  */
 ATAB_API const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len);
 
-/** UTF-16 twin of atab_lookup. */
+/** UTF-16 twin of atab_lookup. Thread-safe. */
 ATAB_API const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s,
                                             size_t len);
 
 /**
  * Adds a reference; the caller must already hold one. No-op for static
  * atoms. A count that would overflow saturates: the atom is then never
- * freed (a leak, never a use-after-free). Returns `a`.
+ * freed (a leak, never a use-after-free). Returns `a`. Thread-safe.
  */
 ATAB_API const atab_atom *atab_ref(const atab_atom *a);
 
@@ -230,6 +245,7 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * it was). Release builds cannot tell a double release from other threads'
  * cached references: they return ATAB_OK and the next sweep keeps the atom
  * forever instead of freeing it (counted in atab_stats.misuse).
+ * Thread-safe.
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);
 
@@ -252,10 +268,13 @@ typedef struct atab_stats {
                               referenced; kept forever rather than freed */
 } atab_stats;
 
-/** Fills *out. @return ATAB_OK or ATAB_EINVAL for NULL arguments. */
+/** Fills *out. @return ATAB_OK or ATAB_EINVAL for NULL arguments.
+ *  Thread-safe: it stops the table's readers for a pass over the threads'
+ *  reference caches, then locks one shard at a time. */
 ATAB_API int atab_get_stats(atab_table *t, atab_stats *out);
 
-/** Live dynamic atoms (unused included); 0 for NULL. */
+/** Live dynamic atoms (unused included); 0 for NULL. Thread-safe (one
+ *  shard locked at a time). */
 ATAB_API size_t atab_count(atab_table *t);
 
 /* ------------------------------------------------------------------ */
@@ -326,7 +345,7 @@ ATAB_API int atab_report(atab_table *t, atab_report_fn fn, void *ud);
  * Non-zero when the table's allocator tells usable sizes, so the report
  * includes slop (about:memory's "hasMozMallocUsableSize"). Checked on
  * every block during atab_report; this asks the allocator about the table
- * object only. 0 for NULL.
+ * object only. 0 for NULL. Thread-safe.
  */
 ATAB_API int atab_report_has_usable_size(const atab_table *t);
 
@@ -338,7 +357,8 @@ typedef int (*atab_write_fn)(void *ud, const char *buf, size_t len);
 
 /**
  * A ready-made atab_write_fn for stdio: `ud` is a FILE *. Returns 0, or 1
- * when the stream took fewer bytes than given (see ferror).
+ * when the stream took fewer bytes than given (see ferror). Thread-safe
+ * as stdio is (each call is one fwrite).
  */
 ATAB_API int atab_write_file(void *ud, const char *buf, size_t len);
 
@@ -361,7 +381,8 @@ ATAB_API int atab_report_tree(atab_table *t, atab_write_fn w, void *ud);
  * ...]}, one report per line.
  * @param process  the "process" field of every report (UTF-8, escaped as
  *                 needed); NULL gives "".
- * @return as atab_report_tree.
+ * @return as atab_report_tree. Thread-safe, as atab_report; allocates
+ * nothing.
  */
 ATAB_API int atab_report_json(atab_table *t, const char *process,
                               atab_write_fn w, void *ud);
@@ -377,9 +398,9 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  *
  *   atomtab-genstatic --name myset LIST myset.c myset.h
  *
- * LIST has one atom per line, optionally followed by a C identifier for
- * names that are not identifiers ("data-id data_id"); see the generator's
- * comment for the whole format. myset.c defines `const atab_static_set
+ * LIST has one atom per line, optionally followed by a C identifier (made
+ * from the name when absent: "data-id" -> data_id); `atomtab-genstatic
+ * --help` and its man page give the whole format. myset.c defines `const atab_static_set
  * myset` (the atoms, each with the same 8-byte header as a dynamic atom
  * and ATAB__STATIC set, plus a perfect-hash index over them); myset.h
  * declares it and a macro MYSET_ATOM(id) giving each atom's address as a
@@ -394,9 +415,10 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
  * atab_lookup of a string in the set return the set's atom (never a
  * dynamic copy), so `atab_intern_cstr(t, "x") == MYSET_ATOM(x)`; atab_ref,
  * atab_release and atab_gc do nothing to it. Registering sets costs a
- * table nothing per atom: the index is built by the generator. A NULL set,
- * or one written for another version of this layout (ATAB_STATIC_ABI),
- * makes atab_table_new fail with ATAB_EINVAL.
+ * table nothing per atom: the index is built by the generator. A NULL set
+ * makes atab_table_new fail with ATAB_EINVAL, one written for another
+ * version of this layout (ATAB_STATIC_ABI: regenerate it with this
+ * library's atomtab-genstatic) with ATAB_EABI.
  *
  * The library's own set (HTML, SVG and MathML element and attribute
  * names, CSS property names, common JS names) is registered on every table
@@ -511,6 +533,7 @@ static inline const atab_atom *atab_atom_of_chars(const void *chars)
  *    thunk with the exact signature.
  *  - Two-pointer deallocators, data first (CFStringCreateWithBytesNoCopy-
  *    style deallocators, GLib's GDestroyNotify-with-closure callers).
+ * Thread-safe, as atab_external_release.
  */
 ATAB_API void atab_external_finalize_napi(void *env, void *data, void *hint);
 ATAB_API void atab_external_finalize(void *data, void *hint);
@@ -564,15 +587,22 @@ typedef struct atab_host_ops {
  * small header (no entries yet). Once per table.
  * @return ATAB_OK, ATAB_EINVAL (NULL argument, no create/drop, or a cache
  *         already installed), ATAB_ENOMEM.
+ * Not thread-safe with the other cache calls (the host's thread installs
+ * the cache before it uses it); other threads may use the table.
  */
 ATAB_API int atab_external_cache_init(atab_table *t, const atab_host_ops *ops);
 
 /**
  * The host string for `a`: the cached one (through ops.hold), or a new one
  * from ops.create, cached. The caller must hold a reference on `a`.
+ * ops.hold is called on a miss too: the cache keeps what create returned
+ * and returns hold(create's string), so every string returned has been
+ * through hold exactly once. A miss may first trim the cache (ops.drop on
+ * the entries trimmed; see atab_external_cache_trim).
  * @return the string, or NULL with atab_last_error() set: ATAB_EINVAL (NULL
  *         argument, no cache installed), ATAB_ENOMEM (the cache could not
  *         grow, or create failed: nothing is cached, nothing is lost).
+ * Not thread-safe: the cache's one host thread at a time (see above).
  */
 ATAB_API void *atab_external_cache_get(atab_table *t, const atab_atom *a);
 
@@ -580,17 +610,20 @@ ATAB_API void *atab_external_cache_get(atab_table *t, const atab_atom *a);
  * Drops the entries whose atom has no references but the cache's own and
  * its string's (releasing the cache's reference, then ops.drop). The atom
  * then goes away when the host collects the string. @return the entries
- * dropped; 0 for NULL or no cache.
+ * dropped; 0 for NULL or no cache. Not thread-safe: the cache's thread.
  */
 ATAB_API size_t atab_external_cache_trim(atab_table *t);
 
-/** Drops every entry. @return the entries dropped; 0 for NULL or no cache. */
+/** Drops every entry. @return the entries dropped; 0 for NULL or no cache.
+ *  Not thread-safe: the cache's thread. */
 ATAB_API size_t atab_external_cache_clear(atab_table *t);
 
-/** Entries in the cache; 0 for NULL or no cache. */
+/** Entries in the cache; 0 for NULL or no cache. Not thread-safe: the
+ *  cache's thread (another thread may read a stale count). */
 ATAB_API size_t atab_external_cache_count(const atab_table *t);
 
-/** Outstanding external handles on dynamic atoms; 0 for NULL. */
+/** Outstanding external handles on dynamic atoms; 0 for NULL. Thread-safe
+ *  (one atomic load: exact at the moment of the call). */
 ATAB_API size_t atab_external_handles(const atab_table *t);
 
 #ifdef __cplusplus

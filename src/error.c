@@ -31,6 +31,8 @@ const char *atab_strerror(int code)
     case ATAB_ENOMEM: return "out of memory";
     case ATAB_ELIMIT: return "the table's memory limit would be exceeded";
     case ATAB_EREFS: return "reference count misuse (released more often than referenced)";
+    case ATAB_EABI: return "static set generated for another ATAB_STATIC_ABI (regenerate it with "
+                           "this library's atomtab-genstatic)";
     default: return "unknown error code";
     }
 }

@@ -75,18 +75,25 @@ static size_t gather(const atab_options *o, const atab_static_set **out)
     return n;
 }
 
-/* Registers the sets: no work per atom. -1 with ATAB_EINVAL for a NULL or
-** foreign set, ATAB_ENOMEM / ATAB_ELIMIT when the list cannot be kept. */
+/* Registers the sets: no work per atom. -1 with ATAB_EABI for a set of
+** another ATAB_STATIC_ABI, ATAB_EINVAL for a NULL or malformed set,
+** ATAB_ENOMEM / ATAB_ELIMIT when the list cannot be kept. */
 int atab__static_init(atab_table *t, const atab_options *o)
 {
     t->sets = NULL;
     t->n_sets = 0;
     t->static_maxlen = 0;
-    for (size_t i = 0; i < o->n_static_sets; i++)
-        if (!set_ok(o->static_sets[i])) {
+    for (size_t i = 0; i < o->n_static_sets; i++) {
+        const atab_static_set *set = o->static_sets[i];
+        if (set && set->abi != ATAB_STATIC_ABI) {
+            atab__set_error(ATAB_EABI);   /* generated for another layout */
+            return -1;
+        }
+        if (!set_ok(set)) {
             atab__set_error(ATAB_EINVAL);
             return -1;
         }
+    }
     size_t n = gather(o, NULL);
     if (n == 0)
         return 0;

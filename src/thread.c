@@ -112,13 +112,17 @@ int atab__unref_direct(atab_table *t, const atab_atom *a)
 
 /* ---- the cache of spare references ---- */
 
-/* Gives an entry's spares back to its atom's count and frees the entry. */
+/* Gives an entry's spares back to its atom's count and frees the entry. An
+** atom left unused by them is counted towards t->unused, unless a release
+** through this entry counted it already. */
 static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
 {
     unsigned n = atab__spares(*e);
-    if (n)
-        dropped(t, r, atab__count_drop((const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS),
-                                       n, 0));
+    if (n) {
+        int what = atab__count_drop((const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS), n, 0);
+        if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
+            dropped(t, r, what);
+    }
     *e = 0;
 }
 

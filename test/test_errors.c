@@ -55,7 +55,7 @@ static void every_code_has_a_message(void **state)
 {
     (void)state;
     int codes[] = {ATAB_OK, ATAB_EINVAL, ATAB_ETOOLONG, ATAB_EUTF16,
-                   ATAB_ENOMEM, ATAB_ELIMIT, ATAB_EREFS};
+                   ATAB_ENOMEM, ATAB_ELIMIT, ATAB_EREFS, ATAB_EABI};
     for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
         const char *m = atab_strerror(codes[i]);
         assert_non_null(m);

@@ -2,8 +2,16 @@
 ** test_genstatic.c - the static set generator (tools/atomtab-genstatic.c,
 ** included here whole): good lists give a set whose index finds every
 ** atom; each kind of error in a list is reported with its line number;
-** usage and I/O errors; --exclude.
+** usage and I/O errors; --exclude; identifiers made from names; default-set
+** atoms refused; names that would not compile refused; outputs replaced
+** only through temporary files, and only when they are regular files.
 */
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -32,9 +40,12 @@ static void rm(const char *name)
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"list", "ex", "out.c", "out.h"};
-    for (size_t i = 0; i < 4; i++)
+    const char *names[] = {"list", "ex", "out.c", "out.h", "sock", "link"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         rm(names[i]);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    rmdir(sub);
     return rmdir(dir);
 }
 
@@ -60,8 +71,9 @@ static int run_gen(const char *text, size_t len, char **msgs, const char *extra)
     snprintf(oh, sizeof oh, "%s/out.h", dir);
     snprintf(ex, sizeof ex, "%s/ex", dir);
     write_file("list", text, len);
-    char *argv[] = {"gen", "--name", "tset", list, oc, oh, "--exclude", ex, NULL};
-    int argc = extra ? 8 : 6;
+    char *argv[] = {"gen", "--name", "tset", "--no-default", list, oc, oh, "--exclude", ex,
+                    NULL};
+    int argc = extra ? 9 : 7;
     int rc = genstatic_main(argc, argv, err);
     fclose(err);
     return rc;
@@ -139,7 +151,7 @@ static void index_finds_every_key(size_t n)
     memset(&l, 0, sizeof l);
     for (size_t i = 0; i < n; i++) {
         int k = snprintf(name, sizeof name, "atom-%zu", i * 7919);
-        assert_int_equal(push_atom(&l, name, (size_t)k, "x", (long)i + 1), 0);
+        assert_int_equal(push_atom(&l, name, (size_t)k, "x", (long)i + 1, 0), 0);
     }
     assert_int_equal(layout(&l, &total), 0);
     assert_int_equal(build_index(&ix, &l), 0);
@@ -233,11 +245,11 @@ static void bad_names_are_errors(void **state)
 static void bad_identifiers_are_errors(void **state)
 {
     (void)state;
-    EXPECT_ERROR("a\ndata-id\n", 2, "'data-id' is not a C identifier: give one after it");
+    EXPECT_ERROR("a\ncaf\xc3\xa9\n", 2, "'caf\xc3\xa9' has no identifier of its own");
+    EXPECT_ERROR("\"\"\n", 1, "'' has no identifier of its own");
     EXPECT_ERROR("data-id 1x\n", 1, "'1x' is not a C identifier");
     EXPECT_ERROR("a\nb c-d\n", 2, "'c-d' is not a C identifier");
     EXPECT_ERROR("a b c\n", 1, "text after the identifier: 'c'");
-    EXPECT_ERROR("2d\n", 1, "'2d' is not a C identifier");
     EXPECT_ERROR("a\nx aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 2,
                  "identifier too long");
 }
@@ -245,13 +257,13 @@ static void bad_identifiers_are_errors(void **state)
 static void every_error_is_reported_not_just_the_first(void **state)
 {
     (void)state;
-    static const char text[] = "a\na\n x\n\n\ny-z\n";
+    static const char text[] = "a\na\n x\n\n\ny-z 1q\n";
     char *msgs = NULL;
     assert_int_equal(run_gen(text, sizeof text - 1, &msgs, NULL), 1);
     assert_non_null(strstr(msgs, "list:2: duplicate name"));
     assert_non_null(strstr(msgs, "list:3: leading whitespace"));
     assert_non_null(strstr(msgs, "list:5: two empty lines"));
-    assert_non_null(strstr(msgs, "list:6: 'y-z' is not a C identifier"));
+    assert_non_null(strstr(msgs, "list:6: '1q' is not a C identifier"));
     free(msgs);
 }
 
@@ -280,6 +292,261 @@ static void an_empty_list_and_bad_usage_fail(void **state)
     free(msgs);
 }
 
+/* ---- identifiers made from names ---- */
+
+static void identifiers_are_made_as_the_default_sets_are(void **state)
+{
+    (void)state;
+    static const char text[] = "my-widget\n2d\na.b:c\nx-y explicit_id\n";
+    char *msgs = NULL;
+    assert_int_equal(run_gen(text, sizeof text - 1, &msgs, NULL), 0);
+    free(msgs);
+    char *h = read_out("out.h");
+    assert_non_null(strstr(h, "tset__my_widget = 0,"));
+    assert_non_null(strstr(h, "tset___2d = "));
+    assert_non_null(strstr(h, "tset__a_b_c = "));
+    assert_non_null(strstr(h, "tset__explicit_id = "));
+    free(h);
+    EXPECT_ERROR("a-b\na_b\n", 2, "duplicate identifier 'a_b' (first on line 1): made from");
+}
+
+/* ---- the default set ---- */
+
+/* Runs on `text` with "ex" as the default set's list (and `no_default`). */
+static int run_with_default(const char *text, const char *def, int no_default, char **msgs)
+{
+    char list[128], oc[128], oh[128], ex[128];
+    size_t n = 0;
+    FILE *err = open_memstream(msgs, &n);
+    snprintf(list, sizeof list, "%s/list", dir);
+    snprintf(oc, sizeof oc, "%s/out.c", dir);
+    snprintf(oh, sizeof oh, "%s/out.h", dir);
+    snprintf(ex, sizeof ex, "%s/ex", dir);
+    write_file("list", text, strlen(text));
+    write_file("ex", def, strlen(def));
+    char *argv[] = {"gen", "--name", "tset", "--default-list", ex, list, oc, oh,
+                    "--no-default", NULL};
+    int rc = genstatic_main(no_default ? 9 : 8, argv, err);
+    fclose(err);
+    return rc;
+}
+
+static void an_atom_of_the_default_set_is_an_error_unless_no_default(void **state)
+{
+    (void)state;
+    char *msgs = NULL;
+    assert_int_equal(run_with_default("mine\ndiv\nalso-mine\nspan\n", "div\nspan s\n", 0,
+                                      &msgs), 1);
+    assert_non_null(strstr(msgs, "/list:2: 'div' is in the default set (ATAB_ATOM(div)"));
+    assert_non_null(strstr(msgs, "/list:4: 'span' is in the default set (ATAB_ATOM(s)"));
+    assert_null(strstr(msgs, "list:1:"));
+    free(msgs);
+    assert_int_equal(run_with_default("mine\ndiv\n", "div\n", 1, &msgs), 0);
+    assert_string_equal(msgs, "");
+    free(msgs);
+    assert_int_equal(run_with_default("mine\n", "div\n", 0, &msgs), 0);   /* no overlap */
+    free(msgs);
+    char *argv[] = {"gen", "--name", "tset", "--default-list", "/nonexistent/default.atoms",
+                    "/dev/null", "o.c", "o.h", NULL};
+    size_t n;
+    FILE *err = open_memstream(&msgs, &n);
+    assert_int_equal(genstatic_main(8, argv, err), 2);
+    fclose(err);
+    assert_non_null(strstr(msgs, "cannot read /nonexistent/default.atoms"));
+    free(msgs);
+}
+
+/* ---- names that would not compile ---- */
+
+/* The exit status for --name NAME [--macro MACRO] on a one-atom list,
+** with OUT.c and OUT.h as given (relative to the scratch directory). */
+static int run_names(const char *name, const char *macro, const char *oc_name,
+                     const char *oh_name, char **msgs)
+{
+    char list[128], oc[128], oh[128];
+    size_t n = 0;
+    FILE *err = open_memstream(msgs, &n);
+    snprintf(list, sizeof list, "%s/list", dir);
+    snprintf(oc, sizeof oc, "%s/%s", dir, oc_name);
+    snprintf(oh, sizeof oh, "%s/%s", dir, oh_name);
+    write_file("list", "x\n", 2);
+    char *argv[] = {"gen", "--no-default", "--name", (char *)name, list, oc, oh,
+                    "--macro", (char *)macro, NULL};
+    int rc = genstatic_main(macro ? 9 : 7, argv, err);
+    fclose(err);
+    return rc;
+}
+
+static void names_that_would_not_compile_are_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"int", "for", "class", "bool", "atab_atom",
+                                      "ATAB_X", "__x", "_Set", "9x", "a-b"};
+    char *msgs;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (run_names(bad[i], NULL, "out.c", "out.h", &msgs) != 2 ||
+            !strstr(msgs, "--name "))
+            fail_msg("--name %s: %s", bad[i], msgs);
+        free(msgs);
+        if (run_names("ok", bad[i], "out.c", "out.h", &msgs) != 2 ||
+            !strstr(msgs, "--macro "))
+            fail_msg("--macro %s: %s", bad[i], msgs);
+        free(msgs);
+    }
+    assert_int_equal(run_names("ok", "ok_ATOM", "out.c", "out.h", &msgs), 2);   /* NAME_* */
+    free(msgs);
+    assert_int_equal(run_names("ok", "ok", "out.c", "out.h", &msgs), 2);
+    free(msgs);
+    /* the library's own set, and only it, keeps its atab_ names */
+    assert_int_equal(run_names("atab_static_default", "ATAB_ATOM", "out.c", "out.h", &msgs), 0);
+    free(msgs);
+    assert_int_equal(run_names("atab_static_default", "ATAB_OTHER", "out.c", "out.h", &msgs),
+                     2);
+    free(msgs);
+}
+
+static void one_path_for_both_outputs_or_an_input_is_refused(void **state)
+{
+    (void)state;
+    char *msgs, sub[128];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_true(mkdir(sub, 0755) == 0 || errno == EEXIST);
+    assert_int_equal(run_names("ok", NULL, "out.c", "out.c", &msgs), 2);
+    assert_non_null(strstr(msgs, "are the same file"));
+    free(msgs);
+    assert_int_equal(run_names("ok", NULL, "out.c", "sub/../out.c", &msgs), 2);
+    free(msgs);
+    assert_int_equal(run_names("ok", NULL, "list", "out.h", &msgs), 2);
+    assert_non_null(strstr(msgs, "both an input and an output"));
+    free(msgs);
+    char *list = read_out("list");
+    assert_string_equal(list, "x\n");   /* untouched */
+    free(list);
+    assert_int_equal(run_names("ok", NULL, "out.c", "out.h", &msgs), 0);
+    free(msgs);
+}
+
+/* ---- outputs: only regular files, replaced through temporaries ---- */
+
+static int exists(const char *name, mode_t type)
+{
+    char p[128];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return lstat(p, &st) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+static void outputs_that_are_not_regular_files_are_refused_and_kept(void **state)
+{
+    (void)state;
+    char p[128], *msgs;
+    snprintf(p, sizeof p, "%s/sub", dir);
+    assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);   /* an empty directory */
+    assert_int_equal(run_names("ok", NULL, "out.c", "sub", &msgs), 2);
+    assert_non_null(strstr(msgs, "not a regular file"));
+    free(msgs);
+    assert_true(exists("sub", S_IFDIR));
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};   /* a socket: fopen fails */
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/sock", dir);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(run_names("ok", NULL, "sock", "out.h", &msgs), 2);
+    free(msgs);
+    close(fd);
+    assert_true(exists("sock", S_IFSOCK));
+    write_file("out.h", "old h\n", 6);   /* a symlink to a regular file */
+    snprintf(p, sizeof p, "%s/out.h", dir);
+    char l[128];
+    snprintf(l, sizeof l, "%s/link", dir);
+    assert_int_equal(symlink(p, l), 0);
+    assert_int_equal(run_names("ok", NULL, "out.c", "link", &msgs), 2);
+    free(msgs);
+    assert_true(exists("link", S_IFLNK));
+    char *h = read_out("out.h");
+    assert_string_equal(h, "old h\n");
+    free(h);
+}
+
+/* Temporary files left beside out.c and out.h (out.c.XXXXXX). */
+static int stray_files(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "out.c.", 6) == 0 || strncmp(e->d_name, "out.h.", 6) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void a_failed_write_leaves_the_old_outputs_and_no_temporaries(void **state)
+{
+    (void)state;
+    write_file("out.c", "old c\n", 6);
+    write_file("out.h", "old h\n", 6);
+    pid_t pid = fork();
+    if (pid == 0) {   /* writes past 256 bytes fail with EFBIG */
+        struct rlimit rl = {256, 256};
+        char *msgs;
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &rl);
+        _exit(run_names("ok", NULL, "out.c", "out.h", &msgs));   /* out.h alone is more */
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    char *c = read_out("out.c"), *h = read_out("out.h");
+    assert_string_equal(c, "old c\n");
+    assert_string_equal(h, "old h\n");
+    free(c);
+    free(h);
+    assert_int_equal(stray_files(), 0);
+    char *msgs;   /* without the limit the same run replaces both */
+    assert_int_equal(run_names("ok", NULL, "out.c", "out.h", &msgs), 0);
+    free(msgs);
+    c = read_out("out.c");
+    assert_non_null(strstr(c, "const atab_static_set ok = {"));
+    free(c);
+    assert_int_equal(stray_files(), 0);
+    assert_true(exists("out.c", S_IFREG));
+}
+
+static void a_list_that_cannot_be_read_is_an_io_error(void **state)
+{
+    (void)state;
+    char *argv[] = {"gen", "--name", "x", "--no-default", dir, "o.c", "o.h", NULL};
+    char *msgs = NULL;
+    size_t n;
+    FILE *err = open_memstream(&msgs, &n);
+    assert_int_equal(genstatic_main(7, argv, err), 2);   /* a directory: EISDIR */
+    fclose(err);
+    assert_non_null(strstr(msgs, "cannot read"));
+    assert_non_null(strstr(msgs, strerror(EISDIR)));
+    free(msgs);
+}
+
+static void help_names_every_option(void **state)
+{
+    (void)state;
+    static const char *const opts[] = {"--name", "--macro", "--export", "--exclude",
+                                       "--no-default", "--default-list", "--help"};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        assert_non_null(strstr(help, opts[i]));
+    FILE *saved = stdout;
+    char *out = NULL;
+    size_t n;
+    stdout = open_memstream(&out, &n);
+    char *argv[] = {"gen", "--help", NULL};
+    int rc = genstatic_main(2, argv, stderr);
+    fclose(stdout);
+    stdout = saved;
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, help);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +560,14 @@ int main(void)
         cmocka_unit_test(bad_identifiers_are_errors),
         cmocka_unit_test(every_error_is_reported_not_just_the_first),
         cmocka_unit_test(an_empty_list_and_bad_usage_fail),
+        cmocka_unit_test(identifiers_are_made_as_the_default_sets_are),
+        cmocka_unit_test(an_atom_of_the_default_set_is_an_error_unless_no_default),
+        cmocka_unit_test(names_that_would_not_compile_are_refused),
+        cmocka_unit_test(one_path_for_both_outputs_or_an_input_is_refused),
+        cmocka_unit_test(outputs_that_are_not_regular_files_are_refused_and_kept),
+        cmocka_unit_test(a_failed_write_leaves_the_old_outputs_and_no_temporaries),
+        cmocka_unit_test(a_list_that_cannot_be_read_is_an_io_error),
+        cmocka_unit_test(help_names_every_option),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

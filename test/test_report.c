@@ -6,6 +6,7 @@
 ** other threads intern and release.
 */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 
 #include "test_util.h"
@@ -241,6 +242,35 @@ static void heap_entries_match_jemalloc_stats_allocated(void **state)
     assert_true(atab_report_has_usable_size(t));
     assert_int_equal(heap_total(&g), after - before);
     for (int i = 0; i < 20000; i++)
+        atab_release(t, keep[i]);
+    atab_table_free(t);
+}
+
+/* With the default allocator (the C library's malloc, or jemalloc in an
+** ALLOCATOR=jemalloc build), the slop entry is exactly what the process's
+** malloc_usable_size says each atom's block holds beyond its request
+** (ASan's malloc gives every request exactly: 0 there). */
+static void default_slop_is_malloc_usable_size_minus_the_request(void **state)
+{
+    (void)state;
+    static const atab_atom *keep[5000];
+    char buf[64];
+    got g;
+    size_t slop = 0;
+    atab_options o = {0};
+    o.flags = ATAB_NO_DEFAULT_STATICS;
+    atab_table *t = atab_table_new(&o);
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(buf, sizeof buf, "usable-%d-%.*s", i, i % 40,
+                         "0123456789012345678901234567890123456789");
+        keep[i] = atab_intern(t, buf, (size_t)n);
+        assert_non_null(keep[i]);
+        slop += malloc_usable_size((void *)keep[i]) - (sizeof(atab_atom) + (size_t)n + 1);
+    }
+    report_into(t, &g);
+    assert_true(atab_report_has_usable_size(t));
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
+    for (int i = 0; i < 5000; i++)
         atab_release(t, keep[i]);
     atab_table_free(t);
 }
@@ -844,6 +874,7 @@ int main(void)
         cmocka_unit_test(heap_entries_add_up_to_what_the_allocator_handed_out),
         cmocka_unit_test(with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats),
         cmocka_unit_test(heap_entries_match_jemalloc_stats_allocated),
+        cmocka_unit_test(default_slop_is_malloc_usable_size_minus_the_request),
         cmocka_unit_test(slop_is_left_out_when_the_allocator_cannot_tell),
         cmocka_unit_test(counts_report_dynamic_unused_static_and_handles),
         cmocka_unit_test(the_strict_parser_rejects_bad_json),

@@ -3,37 +3,13 @@
 ** atoms as const data and a perfect-hash index over them, and a .h file
 ** declaring the set and a macro for each atom's address.
 **
-** Usage: atomtab-genstatic --name NAME [--macro MACRO] [--export]
-**                          [--exclude LIST]... LIST OUT.c OUT.h
-**
-**   --name NAME     the set's C name: OUT.c defines `const atab_static_set
-**                   NAME` (pass &NAME in atab_options.static_sets)
-**   --macro MACRO   the per-atom macro (default: NAME in capitals + _ATOM):
-**                   MACRO(id) is the atom's `const atab_atom *`, a
-**                   constant expression
-**   --export        declare the set with default visibility (ATAB_API), for
-**                   a set that a shared library exports (the default set)
-**   --exclude LIST  leave out the strings of another list (e.g. the default
-**                   set's, so a host set does not shadow it)
-**
-** LIST format, one line each:
-**   name [identifier]   an atom. The name runs to the first space or tab;
-**                       written "..." it may hold spaces ("" is the empty
-**                       atom). The identifier (default: the name) must be a
-**                       C identifier; names that are not need one:
-**                       "data-id data_id". Keywords are fine (`for`): the
-**                       macro pastes them onto a prefix.
-**   # text              a comment
-**   (empty)             separates groups of atoms; not at the start or the
-**                       end of the list, and never two in a row (in a
-**                       one-per-line list a stray empty line reads as an
-**                       empty atom: write "" for that)
-** Errors, each with its line number: duplicate names or identifiers, an
-** empty line out of place, a line of only spaces, leading whitespace, a
-** name longer than ATAB_STATIC_MAXLEN bytes, a name with control bytes or
-** invalid UTF-8 (UTF-16 lookups could never find it), an invalid or
-** over-long identifier, text after the identifier. Exit status 0, 1 on
-** errors in a list, 2 on bad usage or I/O errors.
+** Usage, options and the list format: `atomtab-genstatic --help` (the
+** text is `help` below) and the man page, tools/atomtab-genstatic.1.
+** Errors in a list are reported each with its line number; exit status 0,
+** 1 on errors in a list, 2 on bad usage or I/O errors. Outputs are written
+** to temporary files in their directories and renamed into place, so a
+** failed run leaves what was there; an output path that exists and is not
+** a regular file is refused.
 **
 ** The index is CHD (compress, hash and displace): keys go to buckets of
 ** about four by a fixed hash (src/static_hash.h); buckets, largest first,
@@ -48,9 +24,12 @@
 #define _POSIX_C_SOURCE 200809L   /* getline, strdup */
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "atomtab.h"
 #include "static_hash.h"
@@ -65,6 +44,7 @@ typedef struct gs_atom {
     size_t len;
     char *id;
     long line;
+    int derived;             /* id made from the name, not written */
     uint32_t off;            /* byte offset in the set's atoms */
 } gs_atom;
 
@@ -73,6 +53,7 @@ typedef struct gs_list {
     size_t n, cap;
     const char *file;        /* for messages */
     long errors;
+    int read_errno;          /* the list could not be read to its end */
     FILE *err;
 } gs_list;
 
@@ -138,6 +119,14 @@ static int is_ident(const char *s)
     return 1;
 }
 
+static int is_ascii_name(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
 /* Length of the UTF-8 sequence at p (at most n bytes), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
 {
@@ -184,7 +173,7 @@ static const char *check_name(const char *s, size_t len)
 }
 
 static int push_atom(gs_list *l, const char *name, size_t len, const char *id,
-                     long line)
+                     long line, int derived)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 256;
@@ -204,9 +193,32 @@ static int push_atom(gs_list *l, const char *name, size_t len, const char *id,
     a->name[len] = '\0';
     a->len = len;
     a->line = line;
+    a->derived = derived;
     a->off = 0;
     l->n++;
     return 0;
+}
+
+/* The identifier for a name given without one, as the default set's are
+** made: each ASCII byte that cannot be in an identifier becomes '_'
+** ("accept-charset" -> accept_charset), and one leading '_' goes before a
+** digit ("2d" -> _2d). Empty and non-ASCII names have none: NULL. */
+static char *derive_id(const char *name, size_t len)
+{
+    if (len == 0 || len > GS_MAX_ID || !is_ascii_name(name, len))
+        return NULL;
+    char *id = malloc(len + 2), *p = id;
+    if (!id)
+        return NULL;
+    if (name[0] >= '0' && name[0] <= '9')
+        *p++ = '_';
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        *p++ = ok ? c : '_';
+    }
+    *p = '\0';
+    return id;
 }
 
 /* Splits an entry line into name and identifier and adds the atom; -1
@@ -243,21 +255,24 @@ static int parse_entry(gs_list *l, char *s, long line)
         snprintf(lenbuf, sizeof lenbuf, "%zu", len);
         return gs_error(l, line, why, len > ATAB_STATIC_MAXLEN ? lenbuf : "");
     }
+    char *made = NULL;
     if (!*id) {
         *end = '\0';
-        if (!is_ident(name))
+        if (!(made = derive_id(name, len)))
             return gs_error(l, line,
-                            "'%s' is not a C identifier: give one after it "
-                            "(\"data-id data_id\")", name);
-        id = name;
+                            "'%s' has no identifier of its own (empty, non-ASCII or "
+                            "too long): give one after it ('\"\" empty')", name);
+        id = made;
     }
+    int rc = 0;
     if (!is_ident(id))
-        return gs_error(l, line, "'%s' is not a C identifier", id);
-    if (strlen(id) > GS_MAX_ID)
-        return gs_error(l, line, "identifier too long: '%s' (at most 63 characters)", id);
-    if (push_atom(l, name, len, id, line) != 0)
-        return gs_error(l, line, "out of memory%s", "");
-    return 0;
+        rc = gs_error(l, line, "'%s' is not a C identifier", id);
+    else if (strlen(id) > GS_MAX_ID)
+        rc = gs_error(l, line, "identifier too long: '%s' (at most 63 characters)", id);
+    else if (push_atom(l, name, len, id, line, made != NULL) != 0)
+        rc = gs_error(l, line, "out of memory%s", "");
+    free(made);
+    return rc;
 }
 
 /* What a line is, for the empty-line rules. */
@@ -295,6 +310,7 @@ static long parse_list(gs_list *l, FILE *in)
     ssize_t got;
     long line = 0;
     int prev = L_START;
+    errno = 0;
     while ((got = getline(&buf, &cap, in)) >= 0) {
         size_t n = (size_t)got;
         line++;
@@ -304,6 +320,12 @@ static long parse_list(gs_list *l, FILE *in)
             gs_error(l, line, "NUL byte in the line%s", "");
         else
             parse_line(l, buf, line, &prev);
+        errno = 0;
+    }
+    if (ferror(in) || !feof(in)) {   /* getline failed: not the end of the list */
+        l->read_errno = errno ? errno : EIO;
+        free(buf);
+        return l->errors;
     }
     free(buf);
     if (prev == L_EMPTY)
@@ -326,8 +348,9 @@ static long check_duplicates(gs_list *l)
             snprintf(msg, sizeof msg, "duplicate name '%%s' (first on line %ld)", o->line);
             gs_error(l, a->line, msg, a->name);
         } else if ((o = seen_add(&ids, a)) != NULL) {
-            snprintf(msg, sizeof msg, "duplicate identifier '%%s' (first on line %ld)",
-                     o->line);
+            snprintf(msg, sizeof msg, "duplicate identifier '%%s' (first on line %ld)%s",
+                     o->line, a->derived || o->derived
+                     ? ": made from the names, give one after a name" : "");
             gs_error(l, a->line, msg, a->id);
         }
     }
@@ -497,14 +520,6 @@ static void put_cstring(FILE *f, const char *s, size_t len)
     }
 }
 
-static int is_ascii(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] >= 0x80)
-            return 0;
-    return 1;
-}
-
 static const char *base_name(const char *path)
 {
     const char *b = strrchr(path, '/');
@@ -512,9 +527,9 @@ static const char *base_name(const char *path)
 }
 
 typedef struct gs_opts {
-    const char *name, *macro, *list, *out_c, *out_h;
+    const char *name, *macro, *list, *out_c, *out_h, *default_list;
     const char *exclude[GS_MAX_EXCLUDE];
-    int n_exclude, export_;
+    int n_exclude, export_, no_default;
 } gs_opts;
 
 /* The miss filter: 2^log2 bits, at least 8 per atom (about 1 false hit in
@@ -548,22 +563,22 @@ static void write_c(FILE *f, const gs_opts *o, const gs_list *l, const gs_index 
             base_name(o->list));
     fprintf(f, "#include <stddef.h>\n#include <stdint.h>\n#include \"%s\"\n\n",
             base_name(o->out_h));
-    fprintf(f, "struct %s__blob {\n", o->name);
+    fprintf(f, "struct %s_blob_ {\n", o->name);
     for (size_t i = 0; i < l->n; i++)
         fprintf(f, "    struct { atab_atom h; char c[%zu]; } a%zu;\n", l->v[i].len + 1, i);
-    fprintf(f, "};\n\nconst struct %s__blob %s_atoms = {\n", o->name, o->name);
+    fprintf(f, "};\n\nconst struct %s_blob_ %s_atoms = {\n", o->name, o->name);
     for (size_t i = 0; i < l->n; i++) {
         const gs_atom *a = &l->v[i];
-        unsigned flags = ATAB__STATIC | (is_ascii(a->name, a->len) ? ATAB__ASCII : 0);
+        unsigned flags = ATAB__STATIC | (is_ascii_name(a->name, a->len) ? ATAB__ASCII : 0);
         fprintf(f, "    {{0x%08lxu, 0}, \"", (unsigned long)(a->len << ATAB__LEN_SHIFT | flags));
         put_cstring(f, a->name, a->len);
         fprintf(f, "\"},\n");
     }
     fprintf(f, "};\n\n");
     for (size_t i = 0; i < l->n; i++)
-        fprintf(f, "_Static_assert(offsetof(struct %s__blob, a%zu) == %lu, \"layout\");\n",
+        fprintf(f, "_Static_assert(offsetof(struct %s_blob_, a%zu) == %lu, \"layout\");\n",
                 o->name, i, (unsigned long)l->v[i].off);
-    fprintf(f, "_Static_assert(sizeof(struct %s__blob) == %lu, \"layout\");\n\n", o->name,
+    fprintf(f, "_Static_assert(sizeof(struct %s_blob_) == %lu, \"layout\");\n\n", o->name,
             (unsigned long)total);
     fprintf(f, "static const uint32_t %s_index_disp[%lu] = {", o->name, (unsigned long)ix->n_buckets);
     for (uint32_t b = 0; b < ix->n_buckets; b++)
@@ -590,87 +605,324 @@ static void write_h(FILE *f, const gs_opts *o, const gs_list *l)
     const char *api = o->export_ ? "ATAB_API " : "";
     fprintf(f, "/* Generated by atomtab-genstatic from %s: do not edit. */\n",
             base_name(o->list));
-    fprintf(f, "#ifndef %s__GENERATED_H\n#define %s__GENERATED_H\n\n", o->name, o->name);
+    /* every name below but the enumerators is NAME_x, x not starting with
+    ** '_', or a tag: no identifier NAME__id can collide with one */
+    fprintf(f, "#ifndef %s_GENERATED_H_\n#define %s_GENERATED_H_\n\n", o->name, o->name);
     fprintf(f, "#include <atomtab.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     fprintf(f, "/* The set: pass &%s in atab_options.static_sets. */\n", o->name);
     fprintf(f, "extern %sconst atab_static_set %s;\n", api, o->name);
-    fprintf(f, "struct %s__blob;\nextern %sconst struct %s__blob %s_atoms;\n\n", o->name,
+    fprintf(f, "struct %s_blob_;\nextern %sconst struct %s_blob_ %s_atoms;\n\n", o->name,
             api, o->name, o->name);
     fprintf(f, "/* Atoms in the set. */\n#define %s_COUNT %zu\n\n", o->macro, l->n);
     fprintf(f, "/* %s(id): the atom named by identifier id (a constant expression). */\n",
             o->macro);
     fprintf(f, "#define %s(id) ((const atab_atom *)(const void *) \\\n"
                "    ((const char *)&%s_atoms + %s__##id))\n\n", o->macro, o->name, o->name);
-    fprintf(f, "enum %s__offsets {\n", o->name);
+    fprintf(f, "enum %s_offsets_ {\n", o->name);
     for (size_t i = 0; i < l->n; i++)
         fprintf(f, "    %s__%s = %lu,\n", o->name, l->v[i].id, (unsigned long)l->v[i].off);
-    fprintf(f, "    %s__end_ = 0\n};\n\n", o->name);
+    fprintf(f, "    %s_offsets_end_ = 0\n};\n\n", o->name);
     fprintf(f, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
-/* Writes both files; 0, or -1 with a message. */
+/* ---- writing: temporary files renamed into place ---- */
+
+/* An output path must name a regular file or nothing: a device, a FIFO, a
+** directory or a symlink there is refused (never written, never removed).
+** 0, or -1 with a message. */
+static int check_output(const char *path, FILE *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        fprintf(err, "atomtab-genstatic: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode))
+        return 0;
+    fprintf(err, "atomtab-genstatic: %s exists and is not a regular file: refusing to "
+                 "replace it\n", path);
+    return -1;
+}
+
+/* Where path's file lives: its directory resolved, then its last part,
+** into buf; the path as given when the directory cannot be resolved. */
+static void canonical(const char *path, char *buf, size_t cap)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) : 1;
+    if (dlen == 0)
+        dlen = 1;   /* "/name" */
+    if (dlen >= sizeof dir) {
+        snprintf(buf, cap, "%s", path);
+        return;
+    }
+    memcpy(dir, slash ? path : ".", dlen);
+    dir[dlen] = '\0';
+    if (!realpath(dir, real))
+        snprintf(buf, cap, "%s", path);
+    else
+        snprintf(buf, cap, "%s/%s", real, slash ? slash + 1 : path);
+}
+
+static int same_path(const char *a, const char *b)
+{
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
+    canonical(a, ca, sizeof ca);
+    canonical(b, cb, sizeof cb);
+    return strcmp(ca, cb) == 0;
+}
+
+/* A temporary file next to `path` (same directory, so rename is atomic),
+** mode 0666 less the umask as fopen would give. NULL with a message. */
+static FILE *open_temp(const char *path, char *tmp, size_t cap, FILE *err)
+{
+    if ((size_t)snprintf(tmp, cap, "%s.XXXXXX", path) >= cap) {
+        fprintf(err, "atomtab-genstatic: %s: path too long\n", path);
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(err, "atomtab-genstatic: cannot create a file beside %s: %s\n", path,
+                strerror(errno));
+        tmp[0] = '\0';
+        return NULL;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(err, "atomtab-genstatic: %s: %s\n", tmp, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* Closes a written temporary file; 0, or -1 with a message. */
+static int finish_temp(FILE *f, const char *tmp, FILE *err)
+{
+    int bad = ferror(f) != 0;
+    int saved = errno;
+    if (fclose(f) != 0 && !bad)
+        bad = 1, saved = errno;
+    if (bad)
+        fprintf(err, "atomtab-genstatic: cannot write %s: %s\n", tmp,
+                strerror(saved ? saved : EIO));
+    return bad ? -1 : 0;
+}
+
+/* Writes both files through temporaries, then renames them into place;
+** on any failure removes only the temporaries it made. 0, or -1 with a
+** message. */
 static int write_outputs(const gs_opts *o, const gs_list *l, const gs_index *ix,
                          uint64_t total, FILE *err)
 {
+    char tc[PATH_MAX + 16] = "", th[PATH_MAX + 16] = "";
     size_t maxlen = 0;
+    int rc = -1;
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].len > maxlen)
             maxlen = l->v[i].len;
-    FILE *c = fopen(o->out_c, "w"), *h = fopen(o->out_h, "w");
-    if (c)
+    FILE *c = open_temp(o->out_c, tc, sizeof tc, err);
+    FILE *h = c ? open_temp(o->out_h, th, sizeof th, err) : NULL;
+    if (c && h) {
+        errno = 0;
         write_c(c, o, l, ix, total, maxlen);
-    if (h)
         write_h(h, o, l);
-    int bad = !c || !h || ferror(c) || ferror(h);
-    if (c && fclose(c) != 0)
-        bad = 1;
-    if (h && fclose(h) != 0)
-        bad = 1;
-    if (bad) {
-        fprintf(err, "atomtab-genstatic: cannot write %s / %s: %s\n", o->out_c, o->out_h,
-                strerror(errno));
-        remove(o->out_c);
-        remove(o->out_h);
-        return -1;
     }
-    return 0;
+    int ok_c = c && finish_temp(c, tc, err) == 0;
+    int ok_h = h && finish_temp(h, th, err) == 0;
+    if (ok_c && ok_h && rename(th, o->out_h) == 0) {
+        th[0] = '\0';
+        if (rename(tc, o->out_c) == 0) {
+            tc[0] = '\0';
+            rc = 0;
+        }
+    }
+    if (rc != 0 && ok_c && ok_h)
+        fprintf(err, "atomtab-genstatic: cannot rename into %s: %s\n",
+                th[0] ? o->out_h : o->out_c, strerror(errno));
+    if (tc[0])
+        unlink(tc);
+    if (th[0])
+        unlink(th);
+    return rc;
 }
 
 /* ---- command line ---- */
 
-static int usage(FILE *err)
+static const char help[] =
+    "usage: atomtab-genstatic --name NAME [options] LIST OUT.c OUT.h\n"
+    "\n"
+    "Generates a static atom set from LIST: OUT.c defines `const atab_static_set\n"
+    "NAME` (the atoms as read-only data and a perfect-hash index over them);\n"
+    "OUT.h declares it and MACRO(id), each atom's `const atab_atom *` as a\n"
+    "constant expression. Register it in atab_options.static_sets.\n"
+    "\n"
+    "  --name NAME          the set's C name (required): an identifier, not a C\n"
+    "                       or C++ keyword, not reserved (_X, __x), not atab_*\n"
+    "  --macro MACRO        the per-atom macro (default: NAME in capitals + _ATOM)\n"
+    "  --export             declare the set ATAB_API, for a set a shared\n"
+    "                       library exports\n"
+    "  --exclude LIST       leave out the strings of another list (up to 16)\n"
+    "  --no-default         the host will not register the default set\n"
+    "                       (ATAB_NO_DEFAULT_STATICS): its strings are allowed\n"
+    "  --default-list PATH  the default set's list (default: default.atoms\n"
+    "                       beside this program or in ../share/atomtab/)\n"
+    "  --help               print this and exit\n"
+    "\n"
+    "LIST, one line each:\n"
+    "  name [identifier]    an atom. The name runs to the first space or tab;\n"
+    "                       written \"...\" it may hold spaces (\"\" is the empty\n"
+    "                       atom). Without an identifier one is made from the\n"
+    "                       name: my-widget -> my_widget, 2d -> _2d (empty and\n"
+    "                       non-ASCII names need one: \"caf\\303\\251 cafe\").\n"
+    "  # text               a comment\n"
+    "  (empty)              separates groups; not first, not last, not twice\n"
+    "A name in the default set is an error unless --no-default: tables find\n"
+    "the default set's atom first, so MACRO(id) would never be returned.\n"
+    "Errors are reported as LIST:LINE: message. Exit status: 0 done, 1 errors\n"
+    "in a list, 2 bad usage or an I/O error. See atomtab-genstatic(1).\n";
+
+static int usage(FILE *err, const char *why, const char *arg)
 {
+    if (why)
+        fprintf(err, "atomtab-genstatic: %s%s%s\n", why, arg ? ": " : "", arg ? arg : "");
     fprintf(err, "usage: atomtab-genstatic --name NAME [--macro MACRO] [--export]\n"
-                 "                         [--exclude LIST]... LIST OUT.c OUT.h\n");
+                 "         [--exclude LIST]... [--no-default | --default-list PATH]\n"
+                 "         LIST OUT.c OUT.h        (--help for more)\n");
     return 2;
+}
+
+/* C11, C23 and C++ keywords: a set or macro named so does not compile. */
+static int is_keyword(const char *s)
+{
+    static const char *const kw[] = {
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool",
+        "break", "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class",
+        "compl", "concept", "const", "const_cast", "consteval", "constexpr", "constinit",
+        "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+        "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern",
+        "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+        "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator",
+        "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+        "requires", "restrict", "return", "short", "signed", "sizeof", "static",
+        "static_assert", "static_cast", "struct", "switch", "template", "this",
+        "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
+        "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile",
+        "wchar_t", "while", "xor", "xor_eq"};
+    for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
+        if (strcmp(s, kw[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Why a --name or --macro cannot be used, or NULL. atab_ and ATAB_ names
+** are the library's: only its own set (atab_static_default, ATAB_ATOM,
+** built with --no-default) may use them. */
+static const char *bad_c_name(const char *s, int own_set)
+{
+    if (!is_ident(s) || strlen(s) > GS_MAX_ID)
+        return "not a C identifier of at most 63 characters";
+    if (is_keyword(s))
+        return "a C or C++ keyword";
+    if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z')))
+        return "a reserved identifier (_X or __x)";
+    if (!own_set && (strncmp(s, "atab_", 5) == 0 || strncmp(s, "ATAB_", 5) == 0))
+        return "the atab_/ATAB_ prefix is atomtab's own";
+    return NULL;
 }
 
 static char gs_macro_buf[GS_MAX_ID + 8];
 
+/* The options one at a time; 0, 1 for --help, 2 after a usage error. */
+static int parse_opt(gs_opts *o, int argc, char **argv, int *i, FILE *err)
+{
+    const char *a = argv[*i];
+    const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (strcmp(a, "--help") == 0)
+        return 1;
+    if (strcmp(a, "--export") == 0)
+        o->export_ = 1;
+    else if (strcmp(a, "--no-default") == 0)
+        o->no_default = 1;
+    else if (strcmp(a, "--name") == 0 || strcmp(a, "--macro") == 0 ||
+             strcmp(a, "--exclude") == 0 || strcmp(a, "--default-list") == 0) {
+        if (!val)
+            return usage(err, "missing the value of", a);
+        ++*i;
+        if (a[2] == 'n')
+            o->name = val;
+        else if (a[2] == 'm')
+            o->macro = val;
+        else if (a[2] == 'd')
+            o->default_list = val;
+        else if (o->n_exclude == GS_MAX_EXCLUDE)
+            return usage(err, "more than 16 --exclude lists", NULL);
+        else
+            o->exclude[o->n_exclude++] = val;
+    } else
+        return usage(err, "unknown option", a);
+    return 0;
+}
+
+/* Checks the names and the paths; 0 or 2 after a message. */
+static int check_args(gs_opts *o, FILE *err)
+{
+    int own = o->no_default && o->name && strcmp(o->name, "atab_static_default") == 0 &&
+              (!o->macro || strcmp(o->macro, "ATAB_ATOM") == 0);
+    const char *why;
+    if (!o->name)
+        return usage(err, "--name is required", NULL);
+    if ((why = bad_c_name(o->name, own)) != NULL)
+        return fprintf(err, "atomtab-genstatic: --name %s: %s\n", o->name, why), 2;
+    if (o->macro && (why = bad_c_name(o->macro, own)) != NULL)
+        return fprintf(err, "atomtab-genstatic: --macro %s: %s\n", o->macro, why), 2;
+    size_t nl = strlen(o->name);
+    if (o->macro && (strcmp(o->macro, o->name) == 0 ||
+                     (strncmp(o->macro, o->name, nl) == 0 && o->macro[nl] == '_')))
+        return fprintf(err, "atomtab-genstatic: --macro %s: NAME and NAME_* are the "
+                            "generated code's names\n", o->macro), 2;
+    if (same_path(o->out_c, o->out_h))
+        return fprintf(err, "atomtab-genstatic: OUT.c and OUT.h are the same file: %s\n",
+                       o->out_c), 2;
+    const char *ins[GS_MAX_EXCLUDE + 2];
+    int nin = 0;
+    ins[nin++] = o->list;
+    for (int k = 0; k < o->n_exclude; k++)
+        ins[nin++] = o->exclude[k];
+    if (o->default_list)
+        ins[nin++] = o->default_list;
+    for (int k = 0; k < nin; k++)
+        if (same_path(ins[k], o->out_c) || same_path(ins[k], o->out_h))
+            return fprintf(err, "atomtab-genstatic: %s is both an input and an output\n",
+                           ins[k]), 2;
+    if (check_output(o->out_c, err) != 0 || check_output(o->out_h, err) != 0)
+        return 2;
+    return 0;
+}
+
 static int parse_args(gs_opts *o, int argc, char **argv, FILE *err)
 {
     const char *pos[3];
-    int npos = 0;
+    int npos = 0, rc;
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--export") == 0)
-            o->export_ = 1;
-        else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
-            o->name = argv[++i];
-        else if (strcmp(argv[i], "--macro") == 0 && i + 1 < argc)
-            o->macro = argv[++i];
-        else if (strcmp(argv[i], "--exclude") == 0 && i + 1 < argc &&
-                 o->n_exclude < GS_MAX_EXCLUDE)
-            o->exclude[o->n_exclude++] = argv[++i];
-        else if (argv[i][0] == '-' || npos == 3)
-            return usage(err);
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if ((rc = parse_opt(o, argc, argv, &i, err)) != 0)
+                return rc;
+        } else if (npos == 3)
+            return usage(err, "too many arguments", argv[i]);
         else
             pos[npos++] = argv[i];
     }
-    if (npos != 3 || !o->name || !is_ident(o->name) || strlen(o->name) > GS_MAX_ID ||
-        (o->macro && !is_ident(o->macro)))
-        return usage(err);
+    if (npos != 3)
+        return usage(err, "LIST, OUT.c and OUT.h are required", NULL);
     o->list = pos[0], o->out_c = pos[1], o->out_h = pos[2];
+    if ((rc = check_args(o, err)) != 0)
+        return rc;
     if (!o->macro) {
         size_t k;
         for (k = 0; o->name[k]; k++)
@@ -683,7 +935,7 @@ static int parse_args(gs_opts *o, int argc, char **argv, FILE *err)
 }
 
 /* Reads and checks one list file into l; the number of errors, or -1 when
-** the file cannot be read. */
+** the file cannot be read (to its end). */
 static long load_list(gs_list *l, const char *path, FILE *err)
 {
     FILE *in = fopen(path, "r");
@@ -696,7 +948,73 @@ static long load_list(gs_list *l, const char *path, FILE *err)
     }
     parse_list(l, in);
     fclose(in);
+    if (l->read_errno) {
+        fprintf(err, "atomtab-genstatic: cannot read %s: %s\n", path,
+                strerror(l->read_errno));
+        return -1;
+    }
     return check_duplicates(l);
+}
+
+/* The default set's list: --default-list, else default.atoms beside this
+** program (build trees) or in ../share/atomtab/ from it (installs).
+** 0 and the path in buf, or -1. */
+static int find_default_list(const gs_opts *o, char *buf, size_t cap)
+{
+    static const char *const rel[] = {"/default.atoms", "/../share/atomtab/default.atoms"};
+    char exe[PATH_MAX];
+    if (o->default_list)
+        return snprintf(buf, cap, "%s", o->default_list) < (int)cap ? 0 : -1;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        if ((size_t)snprintf(buf, cap, "%s%s", exe, rel[i]) < cap && access(buf, R_OK) == 0)
+            return 0;
+    return -1;
+}
+
+/* Each atom of l that the default set holds is an error at its line: a
+** table searches the default set first, so the host's atom would never be
+** returned. The number of errors, or -1 when the default list is missing. */
+static long check_default(gs_list *l, const gs_opts *o, FILE *err)
+{
+    char path[PATH_MAX + 64];
+    gs_list def;
+    gs_seen s;
+    if (find_default_list(o, path, sizeof path) != 0) {
+        fprintf(err, "atomtab-genstatic: cannot find the default set's list (default.atoms "
+                     "beside this program or in ../share/atomtab/): give --default-list "
+                     "PATH, or --no-default\n");
+        return -1;
+    }
+    long bad = load_list(&def, path, err);
+    if (bad == 0 && seen_init(&s, def.n, 0) == 0) {
+        for (size_t i = 0; i < def.n; i++)
+            seen_add(&s, &def.v[i]);
+        for (size_t i = 0; i < l->n; i++) {
+            const gs_atom *d = seen_add(&s, &l->v[i]);
+            char msg[320];
+            if (!d || d < def.v || d >= def.v + def.n)
+                continue;   /* not a default atom (or a duplicate, reported before) */
+            snprintf(msg, sizeof msg, "'%%s' is in the default set (ATAB_ATOM(%.63s), %.40s"
+                     " line %ld), which tables search first: remove it, or pass --no-default"
+                     " if the host does not register the default set", d->id,
+                     base_name(path), d->line);
+            gs_error(l, l->v[i].line, msg, l->v[i].name);
+            bad++;
+        }
+        free(s.v);
+    } else if (bad == 0) {
+        fprintf(err, "atomtab-genstatic: out of memory\n");
+        bad = -1;
+    }
+    free_list(&def);
+    return bad;
 }
 
 static int genstatic_main(int argc, char **argv, FILE *err)
@@ -706,6 +1024,8 @@ static int genstatic_main(int argc, char **argv, FILE *err)
     gs_index ix = {0, 0, 0, NULL, NULL};
     uint64_t total = 0;
     int rc = parse_args(&o, argc, argv, err);
+    if (rc == 1)
+        return fputs(help, stdout) == EOF || fflush(stdout) != 0 ? 2 : 0;
     if (rc != 0)
         return rc;
     long bad = load_list(&l, o.list, err);
@@ -715,6 +1035,10 @@ static int genstatic_main(int argc, char **argv, FILE *err)
             apply_exclude(&l, &ex);
         bad = e < 0 ? e : bad + e;
         free_list(&ex);
+    }
+    if (bad == 0 && !o.no_default) {
+        long e = check_default(&l, &o, err);
+        bad = e < 0 ? e : bad + e;
     }
     if (bad == 0 && l.n == 0)
         fprintf(err, "%s: no atoms in the list\n", o.list), bad = 1;

@@ -3,6 +3,7 @@
 ** reference kept per token) and prints the table's memory report: an
 ** about:memory style text tree, or about:memory JSON.
 */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,12 +51,14 @@ static int intern_stream(atab_table *t, FILE *f, const char *name, held *h)
     size_t cap = 0;
     ssize_t len;
     int rc = 0;
+    errno = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         if (len > 0 && line[len - 1] == '\n')
             len--;
         if (len == 0)
             continue;
         const atab_atom *a = atab_intern(t, line, (size_t)len);
+        errno = 0;
         if (!a || hold(h, a) != 0) {
             fprintf(stderr, "atomtab-report: %s: %s\n", name,
                     a ? "out of memory" : atab_strerror(atab_last_error()));
@@ -63,8 +66,11 @@ static int intern_stream(atab_table *t, FILE *f, const char *name, held *h)
             break;
         }
     }
-    if (rc == 0 && ferror(f)) {
-        perror(name);
+    /* getline says -1 at the end and on errors (ENOMEM for a line too
+    ** long, EISDIR, EIO): only feof tells them apart */
+    if (rc == 0 && (ferror(f) || !feof(f))) {
+        fprintf(stderr, "atomtab-report: cannot read %s: %s\n", name,
+                strerror(errno ? errno : EIO));
         rc = -1;
     }
     free(line);

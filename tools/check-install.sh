@@ -1,9 +1,13 @@
 #!/bin/sh
 # check-install.sh - installs with meson and with make into scratch
 # prefixes, then builds and runs the README example against each through
-# pkg-config, as a user of the installed library would.
+# pkg-config (shared, and fully static with --static), and a scratch CMake
+# project through find_package(atomtab), as a user of the installed library
+# would. Both installs must give the same atomtab.pc and CMake files.
 set -eu
 top=$(pwd)
+fail() { echo "check-install: $*" >&2; exit 1; }
+sh tools/deps.sh cmake
 for how in meson make; do
     prefix="$top/build/stage-$how"
     rm -rf "$prefix"
@@ -16,12 +20,24 @@ for how in meson make; do
     fi
     pc=$(find "$prefix" -name atomtab.pc | head -1)
     [ -n "$pc" ] || { echo "check-install: no atomtab.pc from $how install" >&2; exit 1; }
+    export PKG_CONFIG_PATH="$(dirname "$pc")"
+    [ "$(pkg-config --variable=allocator atomtab)" = system ] ||
+        fail "$how: atomtab.pc's allocator is not 'system'"
+    for f in share/atomtab/default.atoms share/man/man1/atomtab-genstatic.1; do
+        [ -f "$prefix/$f" ] || fail "$how did not install $f"
+    done
     sh tools/readme-example.sh README.md > "$prefix/example.c"
     # shellcheck disable=SC2046
     cc "$prefix/example.c" -o "$prefix/example" \
         $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
     LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
         "$prefix/example" >/dev/null
+    # fully static, with what --static adds (Libs.private, Requires.private)
+    # shellcheck disable=SC2046
+    cc -static "$prefix/example.c" -o "$prefix/example-static" \
+        $(pkg-config --static --cflags --libs atomtab) ||
+        fail "$how: cc -static with pkg-config --static failed"
+    "$prefix/example-static" >/dev/null || fail "$how: the static example failed"
     # the shared library stays mapped after dlclose (its thread-exit
     # destructor may still run): linked -z nodelete
     libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab)
@@ -32,8 +48,16 @@ for how in meson make; do
         { echo "check-install: atomtab-report from $how install failed" >&2; exit 1; }
     # static atoms: the installed generator makes a host set that compiles
     # with -Werror; ATAB_ATOM and the host set's macro name interned atoms
-    printf 'my-widget my_widget\ndiv\n' > "$prefix/my.atoms"
-    "$prefix/bin/atomtab-genstatic" --name myset --exclude /dev/null \
+    # (the installed default.atoms: a list that repeats "div" is refused)
+    printf 'my-widget\ndiv\n' > "$prefix/bad.atoms"
+    if "$prefix/bin/atomtab-genstatic" --name myset "$prefix/bad.atoms" \
+        "$prefix/myset.c" "$prefix/myset.h" 2>"$prefix/bad.err"; then
+        fail "$how: genstatic accepted a default-set atom"
+    fi
+    grep -q "bad.atoms:2: 'div' is in the default set" "$prefix/bad.err" ||
+        fail "$how: genstatic's message: $(cat "$prefix/bad.err")"
+    printf 'my-widget\n' > "$prefix/my.atoms"
+    "$prefix/bin/atomtab-genstatic" --name myset \
         "$prefix/my.atoms" "$prefix/myset.c" "$prefix/myset.h"
     cat > "$prefix/static.c" <<'EOF_C'
 #include <atomtab_atoms.h>
@@ -56,5 +80,55 @@ EOF_C
         $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
     LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
         "$prefix/static" || { echo "check-install: static atoms from $how install" >&2; exit 1; }
-    echo "check-install: $how install works through pkg-config"
+    # CMake: find_package(atomtab), atomtab::atomtab (shared) and
+    # atomtab::atomtab_static, atomtab_add_static_set() running the generator
+    mkdir -p "$prefix/cmake-app"
+    cp "$prefix/static.c" "$prefix/my.atoms" "$prefix/cmake-app/"
+    cat > "$prefix/cmake-app/CMakeLists.txt" <<'EOF_CMAKE'
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(atomtab 0.1 REQUIRED)
+atomtab_add_static_set(myset my.atoms)
+add_executable(app static.c)
+target_link_libraries(app PRIVATE myset atomtab::atomtab)
+add_executable(app_static static.c)
+target_link_libraries(app_static PRIVATE myset atomtab::atomtab_static)
+EOF_CMAKE
+    cmake -S "$prefix/cmake-app" -B "$prefix/cmake-app/build" \
+        -DCMAKE_PREFIX_PATH="$prefix" >"$prefix/cmake.log" 2>&1 &&
+        cmake --build "$prefix/cmake-app/build" >>"$prefix/cmake.log" 2>&1 ||
+        { cat "$prefix/cmake.log"; fail "$how: the CMake consumer did not build"; }
+    "$prefix/cmake-app/build/app" || fail "$how: the CMake consumer (shared) failed"
+    "$prefix/cmake-app/build/app_static" || fail "$how: the CMake consumer (static) failed"
+    unset PKG_CONFIG_PATH
+    echo "check-install: $how install works through pkg-config and CMake"
 done
+# the same atomtab.pc and CMake package from both builds
+for f in pkgconfig/atomtab.pc cmake/atomtab/atomtabConfig.cmake \
+         cmake/atomtab/atomtabConfigVersion.cmake; do
+    a=$(find build/stage-meson -path "*/$f") b=$(find build/stage-make -path "*/$f")
+    [ -n "$a" ] && [ -n "$b" ] || fail "$f missing from an install"
+    [ "${a#build/stage-meson}" = "${b#build/stage-make}" ] ||
+        fail "$f installed to ${a#build/stage-meson} by meson, ${b#build/stage-make} by make"
+    sed "s|$top/build/stage-meson|PREFIX|g" "$a" > build/stage-meson.cmp
+    sed "s|$top/build/stage-make|PREFIX|g" "$b" > build/stage-make.cmp
+    cmp -s build/stage-meson.cmp build/stage-make.cmp ||
+        { diff build/stage-meson.cmp build/stage-make.cmp; fail "$f differs between meson and make"; }
+done
+rm -f build/stage-meson.cmp build/stage-make.cmp
+# ALLOCATOR=jemalloc: the .pc says so, and --static links (jemalloc.pc has
+# no -lm: atomtab.pc's Libs.private carries -ljemalloc -lm)
+prefix="$top/build/stage-make-jemalloc"
+rm -rf "$prefix"
+make --no-print-directory O=build/install-make-jemalloc ALLOCATOR=jemalloc PREFIX="$prefix" \
+    install >/dev/null
+export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name atomtab.pc | head -1)")"
+[ "$(pkg-config --variable=allocator atomtab)" = jemalloc ] || fail "jemalloc .pc: allocator"
+sh tools/readme-example.sh README.md > "$prefix/example.c"
+# shellcheck disable=SC2046
+cc -static "$prefix/example.c" -o "$prefix/example-static" \
+    $(pkg-config --static --cflags --libs atomtab) || fail "jemalloc: cc -static failed"
+"$prefix/example-static" >/dev/null || fail "jemalloc: the static example failed"
+unset PKG_CONFIG_PATH
+echo "check-install: ALLOCATOR=jemalloc install: allocator=jemalloc, --static links"
+echo "check-install: meson and make install the same atomtab.pc and CMake files"

@@ -1,17 +1,18 @@
 #!/bin/sh
 # deps.sh - installs the Debian packages a build needs, when missing.
-# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz node cargo)
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake cargo)
 # Uses apt-get, through sudo when not root. Prints what it installs.
 set -e
 
 pkgs_for() {
     case "$1" in
     build) echo "libxxhash-dev libjemalloc-dev pkg-config" ;;
-    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev" ;;
+    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev python3" ;;
     meson) echo "meson ninja-build pkg-config" ;;
     bench) echo "libglib2.0-dev libxml2-dev valgrind" ;;
     fuzz) echo "clang libclang-rt-dev" ;;
     valgrind) echo "valgrind" ;;
+    cmake) echo "cmake" ;;
     cargo) echo "cargo" ;;   # bench/sc only, when no cargo is on PATH (make bench-lifecycle)
     *) echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
     esac
