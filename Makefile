@@ -420,5 +420,5 @@ test-node: node-addon
 	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 bench: bench-node
 bench-node: node-addon
-	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bindings/node/bench.js; \
+	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bench/node-idread.js; \
 	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
