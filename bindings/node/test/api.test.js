@@ -130,3 +130,17 @@ test('report gives the text tree or about:memory JSON', () => {
   assert.ok(handles.amount >= 1);
   assert.strictEqual(JSON.parse(atomtab.report({ json: true })).reports[0].process, '');
 });
+
+// The README's Node example, run from the top of the checkout as it says;
+// each console.log prints what its line's comment shows.
+test('the README example runs and prints what it says', () => {
+  const root = path.join(__dirname, '..', '..', '..');
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const m = readme.match(/<!-- node-example -->\n```js\n([\s\S]*?)```/);
+  assert.ok(m, 'no node-example block in README.md');
+  const want = [...m[1].matchAll(/console\.log\(.*\/\/ (.*)$/gm)].map((x) => x[1].trim());
+  const r = require('child_process').spawnSync(process.execPath, ['-e', m[1]],
+    { cwd: root, encoding: 'utf8', env: process.env });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.deepStrictEqual(r.stdout.trim().split('\n'), want);
+});
