@@ -568,10 +568,45 @@ static void env_cleanup(void *arg)
     free(ad);
 }
 
+/* A value property of exports, enumerable (printing the module shows it). */
+static napi_property_descriptor exported(const char *name, napi_value v)
+{
+    napi_property_descriptor d = {name, NULL, NULL, NULL, NULL, v, napi_enumerable, NULL};
+    return d;
+}
+
+/* The module's exports: the API's named functions, version, and the
+** benchmark's NativeElement class. */
+static napi_value define_exports(napi_env env, napi_value exports, addon *ad)
+{
+    static const struct {
+        const char *name;
+        napi_callback cb;
+    } fns[] = {{"intern", js_intern}, {"lookup", js_lookup}, {"stats", js_stats},
+               {"gc", js_gc}, {"report", js_report}};
+    enum { N_FNS = sizeof fns / sizeof fns[0] };
+    napi_property_descriptor d[N_FNS + 2];
+    napi_value v;
+    for (size_t i = 0; i < N_FNS; i++) {
+        CHECK(env, napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].cb, ad, &v));
+        d[i] = exported(fns[i].name, v);
+    }
+    CHECK(env, napi_create_string_utf8(env, atab_version(), NAPI_AUTO_LENGTH, &v));
+    d[N_FNS] = exported("version", v);
+    napi_property_descriptor id = {"id", NULL, NULL, element_get_id, element_set_id, NULL,
+                                   napi_default, ad};
+    CHECK(env, napi_define_class(env, "NativeElement", NAPI_AUTO_LENGTH, element_new, ad,
+                                 1, &id, &v));
+    d[N_FNS + 1] = exported("NativeElement", v);
+    CHECK(env, napi_define_properties(env, exports, N_FNS + 2, d));
+    return exports;
+}
+
+/* Per environment: a count on the process's table, this isolate's cache,
+** and the cleanup hook that gives both back. */
 static napi_value init(napi_env env, napi_value exports)
 {
     addon *ad = calloc(1, sizeof *ad);
-    napi_value ctor, version;
     if (!ad || !(ad->t = table_acquire())) {
         free(ad);
         napi_throw_error(env, NULL, "atomtab: cannot create the table");
@@ -587,23 +622,7 @@ static napi_value init(napi_env env, napi_value exports)
         napi_throw_error(env, NULL, "atomtab: cannot set up the cache");
         return NULL;
     }
-    napi_property_descriptor props[] = {
-        {"id", NULL, NULL, element_get_id, element_set_id, NULL, napi_default, ad},
-    };
-    CHECK(env, napi_define_class(env, "NativeElement", NAPI_AUTO_LENGTH, element_new, ad,
-                                 1, props, &ctor));
-    CHECK(env, napi_create_string_utf8(env, atab_version(), NAPI_AUTO_LENGTH, &version));
-    napi_property_descriptor fns[] = {
-        {"intern", NULL, js_intern, NULL, NULL, NULL, napi_enumerable, ad},
-        {"lookup", NULL, js_lookup, NULL, NULL, NULL, napi_enumerable, ad},
-        {"stats", NULL, js_stats, NULL, NULL, NULL, napi_enumerable, ad},
-        {"gc", NULL, js_gc, NULL, NULL, NULL, napi_enumerable, ad},
-        {"report", NULL, js_report, NULL, NULL, NULL, napi_enumerable, ad},
-        {"version", NULL, NULL, NULL, NULL, version, napi_enumerable, NULL},
-        {"NativeElement", NULL, NULL, NULL, NULL, ctor, napi_enumerable, NULL},
-    };
-    CHECK(env, napi_define_properties(env, exports, sizeof fns / sizeof fns[0], fns));
-    return exports;
+    return define_exports(env, exports, ad);
 }
 
 NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
