@@ -766,6 +766,34 @@ static void the_report_counts_every_cache_s_memory(void **state)
         assert_int_equal(h[k].finalized, h[k].created);
 }
 
+static void a_cache_that_cannot_be_allocated_is_an_error_and_leaks_nothing(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    long live = c.live;
+    c.fail_at = c.attempts + 1;                       /* the table's list of caches */
+    assert_null(atab_host_cache_new(t, &ops));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    assert_int_equal(c.live, live);
+    c.fail_at = c.attempts + 2;                       /* the list works, the cache fails */
+    assert_null(atab_host_cache_new(t, &ops));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    c.fail_at = 0;
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);   /* works, on the kept list */
+    assert_non_null(hc);
+    const atab_atom *a = atab_intern_cstr(t, "after-oom");
+    hstr_unref(&h, atab_host_cache_get(hc, a));
+    atab_release(t, a);
+    atab_host_cache_free(hc);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_int_equal(h.finalized, h.created);
+}
+
 /* One host heap per thread, as Node's workers: its own cache over the one
 ** table, the same ids in every thread, trims, a cache freed and made again
 ** while the others run, and a reporter thread throughout. */
@@ -860,6 +888,7 @@ int main(void)
         cmocka_unit_test(each_cache_makes_its_own_string_for_a_shared_atom),
         cmocka_unit_test(an_atom_only_caches_hold_is_trimmed_from_every_cache),
         cmocka_unit_test(the_report_counts_every_cache_s_memory),
+        cmocka_unit_test(a_cache_that_cannot_be_allocated_is_an_error_and_leaks_nothing),
         cmocka_unit_test(caches_on_several_threads_share_one_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
