@@ -494,7 +494,7 @@ test-node: node-addon
 	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 bench: bench-node
 bench-node: node-addon
-	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bindings/node/bench.js; \
+	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bench/node-idread.js; \
 	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 
 # ---- lifecycle benches (issue 11): string_cache, reader latency, probe tails ----
@@ -550,3 +550,26 @@ bench-probes: report-tool
 	@sh tools/deps.sh valgrind
 	@$(MAKE) --no-print-directory $(ATOMPROBES)
 	sh tools/probes-callgrind.sh $(ATOMPROBES) $(CORPUS) $(BENCH_DIR)/probes -- $(PROBES_ARGS)
+
+# ---- C++: include/atomtab.hpp (installed) and its test, -std=c++17 with
+# -Wall -Wextra -pedantic as errors ----
+CXX_TEST       := $(O)/test/test_cpp
+CXX_TEST_FLAGS := -std=c++17 -Wall -Wextra -pedantic -Werror -D_GNU_SOURCE $(OPT) -Iinclude -pthread
+$(CXX_TEST): test/test_cpp.cpp include/atomtab.hpp include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXX_TEST_FLAGS) $(CXXFLAGS) $< -o $@ $(STATIC) -lcmocka $(LDLIBS)
+
+.PHONY: cxx-test-bin test-cxx install-hpp uninstall-hpp
+tests: cxx-test-bin
+cxx-test-bin: deps-test lib
+	@$(MAKE) --no-print-directory $(CXX_TEST)
+test: test-cxx
+test-cxx: cxx-test-bin
+	@echo "== $(CXX_TEST)"; $(CXX_TEST)
+install: install-hpp
+install-hpp:
+	install -d $(DESTDIR)$(INCDIR)
+	install -m 644 include/atomtab.hpp $(DESTDIR)$(INCDIR)/
+uninstall: uninstall-hpp
+uninstall-hpp:
+	rm -f $(DESTDIR)$(INCDIR)/atomtab.hpp

@@ -11,7 +11,7 @@
 **
 ** Modes: copy (a new inline or heap string per read), external (a new
 ** external string per read: a handle, no copy), external+cache (the cached
-** external string: atab_external_cache_get), handle-alloc (as external,
+** external string: atab_host_cache_get), handle-alloc (as external,
 ** plus a 16-byte handle object per string: what a handle that is its own
 ** allocation would cost; atomtab's handles are zero-byte).
 **
@@ -41,6 +41,7 @@ typedef struct mstr {
 
 typedef struct element {
     atab_table *t;
+    atab_host_cache *cache;
     const atab_atom *id;
 } element;
 
@@ -156,7 +157,7 @@ static volatile size_t sink;
     }
 READ_LOOP(loop_copy, new_copy(el->id))
 READ_LOOP(loop_external, new_external(el->t, el->id, 0))
-READ_LOOP(loop_cache, (mstr *)atab_external_cache_get(el->t, el->id))
+READ_LOOP(loop_cache, (mstr *)atab_host_cache_get(el->cache, el->id))
 READ_LOOP(loop_handle_alloc, new_external(el->t, el->id, 1))
 
 static size_t (*const loops[N_MODES])(const element *, long) = {
@@ -210,7 +211,8 @@ int main(int argc, char **argv)
         return fprintf(stderr, "idread: bad --iters or --repeats\n"), 2;
     atab_table *t = atab_table_new(NULL);
     atab_host_ops ops = {c_create, c_hold, c_drop, NULL};
-    if (!t || atab_external_cache_init(t, &ops) != ATAB_OK)
+    atab_host_cache *cache = t ? atab_host_cache_new(t, &ops) : NULL;
+    if (!cache)
         return fprintf(stderr, "idread: %s\n", atab_strerror(atab_last_error())), 1;
     /* Repeats are interleaved (every mode and length once per round), so
     ** a noisy neighbour slows all cells alike and the ratios hold. */
@@ -220,7 +222,7 @@ int main(int argc, char **argv)
     for (size_t l = 0; l < N_LENGTHS; l++) {
         char buf[128];
         make_id(buf, lengths[l]);
-        els[l] = (element){t, atab_intern_cstr(t, buf)};
+        els[l] = (element){t, cache, atab_intern_cstr(t, buf)};
         for (int m = 0; m < N_MODES && (only < 0 || (size_t)only == lengths[l]); m++)
             run(&els[l], m, iters / 10 + 1);   /* warm up */
     }
@@ -263,6 +265,7 @@ int main(int argc, char **argv)
         printf("handle-alloc / external at 101: %.2fx (a handle object per string)\n",
                res[M_HANDLE_ALLOC][N_LENGTHS - 1] / res[M_EXTERNAL][N_LENGTHS - 1]);
     }
+    atab_host_cache_free(cache);
     atab_table_free(t);
     return 0;
 }

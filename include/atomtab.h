@@ -288,7 +288,7 @@ ATAB_API size_t atab_count(atab_table *t);
  *
  *   explicit/atoms/table                HEAP     BYTES  the table object and
  *                                                       its slot arrays (and the
- *                                                       host cache's), at the
+ *                                                       host caches'), at the
  *                                                       allocator's usable size
  *   explicit/atoms/dynamic/atom-objects HEAP     BYTES  requested bytes of the
  *                                                       dynamic atoms (8-byte
@@ -491,7 +491,7 @@ struct atab_static_set {
  * static atom, which lives in read-only data and needs none; handles on
  * static atoms are not counted and their release never touches the
  * table). atab_table_free with handles outstanding frees what it can (the
- * host cache below, unused atoms) and defers the rest: the table and the
+ * host caches below, unused atoms) and defers the rest: the table and the
  * atoms the handles hold stay valid until the last handle is released,
  * which then frees the table. No handle may be acquired after
  * atab_table_free; releases may come at any time after it, from any thread.
@@ -539,41 +539,57 @@ ATAB_API void atab_external_finalize_napi(void *env, void *data, void *hint);
 ATAB_API void atab_external_finalize(void *data, void *hint);
 
 /*
- * The host cache: at most one host string per atom, made on first use and
- * handed out again after, so reading the same atom twice makes no new host
- * object. One cache per table, for the table's host (e.g. one JS isolate).
+ * Host caches: at most one host string per atom in each cache, made on
+ * first use and handed out again after, so reading the same atom twice
+ * makes no new host object. A table has any number of caches, one per host
+ * heap: a V8 string belongs to one isolate, so each Node.js worker has its
+ * own cache over the one table the process shares.
  *
- * Memory: nothing per atom that is never asked for. The cache is a side
+ * Memory: nothing per atom that is never asked for. A cache is a side
  * table keyed by the atom's address: 17 bytes a slot (atom, host string,
  * and a byte read only by trims), open addressing with linear probing,
  * allocated on the first miss through the table's allocator, grown x2 past
- * load 1/2 (16 slots first), so 34 to 68 bytes per cached atom. A hit is
- * about 20 instructions plus ops.hold.
+ * load 1/2 (16 slots first), so 34 to 68 bytes per cached atom, plus a
+ * header per cache and one list per table. The memory report counts every
+ * cache's bytes. A hit is about 20 instructions plus ops.hold.
  *
- * The cache holds the host string strongly (a host such as V8 cannot hold a
+ * A cache holds the host string strongly (a host such as V8 cannot hold a
  * string weakly) and one reference on the atom. Neither may keep an atom
- * alive forever: atab_external_cache_trim drops the entries whose atom has
- * no references but the cache's own and the cached string's handles, and
- * the cache trims itself when it has grown to twice the entries the last
- * trim kept (1024 at least), so its size stays proportional to the atoms in
- * use and the trimming costs O(1) amortised per miss. Static atoms' entries
- * are never trimmed (the static sets are bounded).
+ * alive forever: atab_host_cache_trim drops the entries whose atom has no
+ * references but those of caches (this one's and its string's handle, and
+ * the same for every other cache of the table that holds the atom: an atom
+ * shared by two heaps is let go by each), and a cache trims itself when it
+ * has grown to twice the entries the last trim kept (1024 at least), so
+ * its size stays proportional to the atoms in use and the trimming costs
+ * O(1) amortised per miss. Static atoms' entries are never trimmed (the
+ * static sets are bounded).
  *
- * Not thread-safe: the host calls the cache from one thread at a time (its
- * own heap is single-threaded too); other threads may intern, release and
- * report meanwhile. Trimming stops the table's readers for a pass over the
- * threads' reference caches (as atab_get_stats does). The callbacks must
- * not call the cache.
+ * Threads: atab_host_cache_new may be called from any thread at any time.
+ * Each cache is used by one thread at a time (its host's: a JS heap is
+ * single-threaded too); different caches of one table may be used from
+ * different threads at once, and other threads may intern, release and
+ * report meanwhile. A trim first brings the threads' spare references back
+ * to the counts (as atab_get_stats does; no thread waits for it), and holds
+ * every cache's lock for one pass over its own entries, so other caches'
+ * misses wait for it (hits never do). The callbacks run on the cache's thread,
+ * with no lock of the library held, and must not call the cache.
+ *
+ * Lifetime: atab_host_cache_free before atab_table_free; a cache still on
+ * the table when it is freed is freed with it (its strings dropped), and
+ * must not be used after.
  */
 
-/** The host's string callbacks for the cache. */
+/** A host cache (opaque). */
+typedef struct atab_host_cache atab_host_cache;
+
+/** The host's string callbacks for a cache. */
 typedef struct atab_host_ops {
     /** Makes a host string for `a`, kept by the cache; the cache's hold on it
      *  is the one create returns (e.g. a strong persistent handle). Set
      *  *string_refs to the references on `a` the string holds (1 when it is
      *  an external string holding a handle, 0 for a copy). NULL on failure. */
     void *(*create)(void *ud, atab_table *t, const atab_atom *a, unsigned *string_refs);
-    /** What atab_external_cache_get returns for a cached string (e.g. a new
+    /** What atab_host_cache_get returns for a cached string (e.g. a new
      *  local reference, or the same pointer with a count bumped); NULL:
      *  the cached pointer as is. */
     void *(*hold)(void *ud, void *s);
@@ -583,14 +599,14 @@ typedef struct atab_host_ops {
 } atab_host_ops;
 
 /**
- * Installs the host cache's callbacks on `t` (copied). Allocates the cache's
- * small header (no entries yet). Once per table.
- * @return ATAB_OK, ATAB_EINVAL (NULL argument, no create/drop, or a cache
- *         already installed), ATAB_ENOMEM.
- * Not thread-safe with the other cache calls (the host's thread installs
- * the cache before it uses it); other threads may use the table.
+ * Makes a host cache on `t` with the host's callbacks (copied). Allocates
+ * the cache's small header (no entries yet), and the table's list of
+ * caches with its first cache.
+ * @return the cache, or NULL with atab_last_error() set: ATAB_EINVAL (NULL
+ *         argument, or no create/drop), ATAB_ENOMEM, ATAB_ELIMIT.
+ * Thread-safe.
  */
-ATAB_API int atab_external_cache_init(atab_table *t, const atab_host_ops *ops);
+ATAB_API atab_host_cache *atab_host_cache_new(atab_table *t, const atab_host_ops *ops);
 
 /**
  * The host string for `a`: the cached one (through ops.hold), or a new one
@@ -598,29 +614,36 @@ ATAB_API int atab_external_cache_init(atab_table *t, const atab_host_ops *ops);
  * ops.hold is called on a miss too: the cache keeps what create returned
  * and returns hold(create's string), so every string returned has been
  * through hold exactly once. A miss may first trim the cache (ops.drop on
- * the entries trimmed; see atab_external_cache_trim).
+ * the entries trimmed; see atab_host_cache_trim).
  * @return the string, or NULL with atab_last_error() set: ATAB_EINVAL (NULL
- *         argument, no cache installed), ATAB_ENOMEM (the cache could not
- *         grow, or create failed: nothing is cached, nothing is lost).
- * Not thread-safe: the cache's one host thread at a time (see above).
+ *         argument), ATAB_ENOMEM (the cache could not grow, or create
+ *         failed: nothing is cached, nothing is lost), ATAB_ELIMIT.
+ * Not thread-safe: the cache's one thread at a time (see above).
  */
-ATAB_API void *atab_external_cache_get(atab_table *t, const atab_atom *a);
+ATAB_API void *atab_host_cache_get(atab_host_cache *c, const atab_atom *a);
 
 /**
- * Drops the entries whose atom has no references but the cache's own and
- * its string's (releasing the cache's reference, then ops.drop). The atom
- * then goes away when the host collects the string. @return the entries
- * dropped; 0 for NULL or no cache. Not thread-safe: the cache's thread.
+ * Drops the entries whose atom has no references but caches' (see above),
+ * releasing the cache's reference, then ops.drop. The atom then goes away
+ * when the host collects the string. @return the entries dropped; 0 for
+ * NULL or an empty cache. Not thread-safe: the cache's thread.
  */
-ATAB_API size_t atab_external_cache_trim(atab_table *t);
+ATAB_API size_t atab_host_cache_trim(atab_host_cache *c);
 
-/** Drops every entry. @return the entries dropped; 0 for NULL or no cache.
+/** Drops every entry. @return the entries dropped; 0 for NULL.
  *  Not thread-safe: the cache's thread. */
-ATAB_API size_t atab_external_cache_clear(atab_table *t);
+ATAB_API size_t atab_host_cache_clear(atab_host_cache *c);
 
-/** Entries in the cache; 0 for NULL or no cache. Not thread-safe: the
- *  cache's thread (another thread may read a stale count). */
-ATAB_API size_t atab_external_cache_count(const atab_table *t);
+/** Entries in the cache; 0 for NULL. Not thread-safe: the cache's thread
+ *  (another thread may read a stale count). */
+ATAB_API size_t atab_host_cache_count(const atab_host_cache *c);
+
+/**
+ * Drops every entry and frees the cache. Accepts NULL. Not thread-safe:
+ * call it on the cache's thread; other caches of the table may be in use
+ * meanwhile.
+ */
+ATAB_API void atab_host_cache_free(atab_host_cache *c);
 
 /** Outstanding external handles on dynamic atoms; 0 for NULL. Thread-safe
  *  (one atomic load: exact at the moment of the call). */

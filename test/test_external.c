@@ -1,6 +1,7 @@
 /*
 ** test_external.c - external handles (host strings sharing an atom's chars),
-** the deferred free of a table with handles out, and the host cache.
+** the deferred free of a table with handles out, and the host caches (one
+** and several per table).
 */
 #include <pthread.h>
 
@@ -156,21 +157,22 @@ static void the_report_counts_the_host_cache_s_memory(void **state)
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);   /* usable == requested */
     atab_table *t = plain_table(&al);
-    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     const atab_atom *atoms[300];
     char buf[32];
     for (int i = 0; i < 300; i++) {
         snprintf(buf, sizeof buf, "reported-%d", i);
         atoms[i] = atab_intern_cstr(t, buf);
         if (i % 2)
-            hstr_unref(&h, atab_external_cache_get(t, atoms[i]));
+            hstr_unref(&h, atab_host_cache_get(hc, atoms[i]));
         heap_sum = 0;
         assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
         assert_int_equal(heap_sum, (int64_t)c.bytes);   /* every block counted */
     }
     for (int i = 0; i < 300; i++)
         atab_release(t, atoms[i]);
-    atab_external_cache_trim(t);
+    atab_host_cache_trim(hc);
     heap_sum = 0;
     atab_report(t, sum_heap, NULL);
     assert_int_equal(heap_sum, (int64_t)c.bytes);
@@ -194,17 +196,18 @@ static void reports_from_another_thread_while_the_cache_grows(void **state)
     host h = {0};
     atab_host_ops ops = host_ops(&h);
     atab_table *t = plain_table(NULL);
-    atab_external_cache_init(t, &ops);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     pthread_t th;
     pthread_create(&th, NULL, report_loop, t);
     char buf[32];
     for (int i = 0; i < 5000; i++) {   /* grows, trims and clears meanwhile */
         snprintf(buf, sizeof buf, "grow-%d", i);
         const atab_atom *a = atab_intern_cstr(t, buf);
-        hstr_unref(&h, atab_external_cache_get(t, a));
+        hstr_unref(&h, atab_host_cache_get(hc, a));
         atab_release(t, a);
         if (i % 1500 == 0)
-            atab_external_cache_clear(t);
+            atab_host_cache_clear(hc);
     }
     pthread_join(th, NULL);
     atab_table_free(t);
@@ -259,11 +262,18 @@ static void bad_arguments_are_einval(void **state)
     assert_null(atab_external_acquire(t, NULL));
     assert_int_equal(atab_external_release(NULL, a), ATAB_EINVAL);
     assert_int_equal(atab_external_release(t, NULL), ATAB_EINVAL);
-    assert_null(atab_external_cache_get(t, a));   /* no cache installed */
+    assert_null(atab_host_cache_get(NULL, a));   /* no cache */
     assert_int_equal(atab_last_error(), ATAB_EINVAL);
-    assert_int_equal(atab_external_cache_init(t, NULL), ATAB_EINVAL);
+    assert_null(atab_host_cache_new(t, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
     atab_host_ops none = {NULL, NULL, NULL, NULL};
-    assert_int_equal(atab_external_cache_init(t, &none), ATAB_EINVAL);
+    assert_null(atab_host_cache_new(t, &none));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_host_cache_new(NULL, &none));
+    assert_int_equal(atab_host_cache_trim(NULL), 0);
+    assert_int_equal(atab_host_cache_clear(NULL), 0);
+    assert_int_equal(atab_host_cache_count(NULL), 0);
+    atab_host_cache_free(NULL);
     assert_int_equal(atab_external_handles(t), 0);
     atab_release(t, a);
     atab_table_free(t);
@@ -394,21 +404,19 @@ static void the_cache_returns_the_same_host_string(void **state)
     host h = {0};
     atab_host_ops ops = host_ops(&h);
     atab_table *t = plain_table(NULL);
-    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
-    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_EINVAL);   /* once */
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     const atab_atom *a = atab_intern_cstr(t, "This is a test");
-    hstr *s1 = atab_external_cache_get(t, a);
-    hstr *s2 = atab_external_cache_get(t, a);
+    hstr *s1 = atab_host_cache_get(hc, a);
+    hstr *s2 = atab_host_cache_get(hc, a);
     assert_non_null(s1);
     assert_ptr_equal(s1, s2);
     assert_ptr_equal(s1->chars, atab_chars(a));   /* shared, not copied */
     assert_int_equal(h.created, 1);
     assert_int_equal(s1->rc, 3);                   /* cache + two reads */
-    assert_null(atab_external_cache_get(t, NULL));
+    assert_null(atab_host_cache_get(hc, NULL));
     assert_int_equal(atab_last_error(), ATAB_EINVAL);
-    assert_null(atab_external_cache_get(NULL, a));
-    assert_int_equal(atab_last_error(), ATAB_EINVAL);
-    assert_int_equal(atab_external_cache_count(t), 1);
+    assert_int_equal(atab_host_cache_count(hc), 1);
     assert_int_equal(atab_external_handles(t), 1);
     hstr_unref(&h, s1);
     hstr_unref(&h, s2);
@@ -426,15 +434,16 @@ static void trimming_drops_entries_for_otherwise_unused_atoms(void **state)
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    atab_external_cache_init(t, &ops);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     const atab_atom *keep = atab_intern_cstr(t, "kept");
     const atab_atom *go = atab_intern_cstr(t, "gone");
-    hstr *held = atab_external_cache_get(t, go);   /* the host holds it */
-    hstr_unref(&h, atab_external_cache_get(t, keep));
+    hstr *held = atab_host_cache_get(hc, go);   /* the host holds it */
+    hstr_unref(&h, atab_host_cache_get(hc, keep));
     atab_release(t, go);                           /* only the cache's refs left */
     assert_int_equal(atab_gc(t), 0);               /* the cache keeps it alive */
-    assert_int_equal(atab_external_cache_trim(t), 1);
-    assert_int_equal(atab_external_cache_count(t), 1);
+    assert_int_equal(atab_host_cache_trim(hc), 1);
+    assert_int_equal(atab_host_cache_count(hc), 1);
     assert_int_equal(h.dropped, 1);
     assert_int_equal(h.finalized, 0);              /* the host still holds it */
     assert_int_equal(atab_gc(t), 0);
@@ -442,15 +451,15 @@ static void trimming_drops_entries_for_otherwise_unused_atoms(void **state)
     hstr_unref(&h, held);                          /* the host's GC */
     assert_int_equal(h.finalized, 1);
     assert_int_equal(atab_gc(t), 1);               /* now it can go */
-    assert_ptr_equal(atab_external_cache_get(t, keep), atab_external_cache_get(t, keep));
+    assert_ptr_equal(atab_host_cache_get(hc, keep), atab_host_cache_get(hc, keep));
     assert_int_equal(h.created, 2);                /* kept: not made again */
-    assert_int_equal(atab_external_cache_trim(t), 0);
-    hstr *k = atab_external_cache_get(t, keep);
+    assert_int_equal(atab_host_cache_trim(hc), 0);
+    hstr *k = atab_host_cache_get(hc, keep);
     hstr_unref(&h, k), hstr_unref(&h, k), hstr_unref(&h, k);   /* the 3 reads */
     atab_release(t, keep);
-    assert_int_equal(atab_external_cache_trim(t), 1);
+    assert_int_equal(atab_host_cache_trim(hc), 1);
     assert_int_equal(atab_gc(t), 1);
-    assert_int_equal(atab_external_cache_count(t), 0);
+    assert_int_equal(atab_host_cache_count(hc), 0);
     atab_table_free(t);
     assert_int_equal(c.live, 0);
 }
@@ -461,14 +470,15 @@ static void the_cache_trims_itself_as_it_grows(void **state)
     host h = {0};
     atab_host_ops ops = host_ops(&h);
     atab_table *t = plain_table(NULL);
-    atab_external_cache_init(t, &ops);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     char buf[32];
     for (int i = 0; i < 20000; i++) {          /* each id read once, then dropped */
         snprintf(buf, sizeof buf, "transient-%d", i);
         const atab_atom *a = atab_intern_cstr(t, buf);
-        hstr_unref(&h, atab_external_cache_get(t, a));
+        hstr_unref(&h, atab_host_cache_get(hc, a));
         atab_release(t, a);
-        assert_true(atab_external_cache_count(t) <= 2048);
+        assert_true(atab_host_cache_count(hc) <= 2048);
     }
     assert_true(h.dropped > 18000);
     atab_table_free(t);
@@ -483,9 +493,10 @@ static void the_cache_allocates_nothing_for_atoms_never_shared(void **state)
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     const atab_atom *shared = atab_intern_cstr(t, "shared");
-    hstr_unref(&h, atab_external_cache_get(t, shared));
+    hstr_unref(&h, atab_host_cache_get(hc, shared));
     long allocs = c.allocs;
     size_t bytes = c.bytes;
     char buf[32];
@@ -497,7 +508,7 @@ static void the_cache_allocates_nothing_for_atoms_never_shared(void **state)
     size_t atom_bytes = c.bytes - bytes;
     long atom_allocs = c.allocs - allocs;
     for (int i = 0; i < 100; i++)
-        hstr_unref(&h, atab_external_cache_get(t, shared));
+        hstr_unref(&h, atab_host_cache_get(hc, shared));
     assert_int_equal(c.allocs - allocs, atom_allocs);   /* hits allocate nothing */
     assert_int_equal(c.bytes - bytes, atom_bytes);
     /* the same table without a cache: exactly the same bytes per atom */
@@ -527,24 +538,25 @@ static void oom_in_the_cache_is_an_error_and_loses_nothing(void **state)
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    assert_int_equal(atab_external_cache_init(t, &ops), ATAB_OK);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     const atab_atom *a = atab_intern_cstr(t, "first");
     c.fail_at = c.attempts + 1;   /* the cache's first array */
-    assert_null(atab_external_cache_get(t, a));
+    assert_null(atab_host_cache_get(hc, a));
     assert_int_equal(atab_last_error(), ATAB_ENOMEM);
     assert_int_equal(h.created, 0);              /* no host string made */
-    assert_int_equal(atab_external_cache_count(t), 0);
+    assert_int_equal(atab_host_cache_count(hc), 0);
     assert_int_equal(atab_external_handles(t), 0);
     c.fail_at = 0;
     atab_release(t, a);
     assert_int_equal(atab_gc(t), 1);             /* no reference leaked */
     a = atab_intern_cstr(t, "first");
     h.fail_create = 1;                           /* the host fails */
-    assert_null(atab_external_cache_get(t, a));
+    assert_null(atab_host_cache_get(hc, a));
     assert_int_equal(atab_last_error(), ATAB_ENOMEM);
-    assert_int_equal(atab_external_cache_count(t), 0);
+    assert_int_equal(atab_host_cache_count(hc), 0);
     h.fail_create = 0;
-    hstr *s = atab_external_cache_get(t, a);     /* works again */
+    hstr *s = atab_host_cache_get(hc, a);     /* works again */
     assert_non_null(s);
     /* fill to the growth point (16 slots, load 1/2), then fail the growth */
     const atab_atom *more[8];
@@ -552,21 +564,21 @@ static void oom_in_the_cache_is_an_error_and_loses_nothing(void **state)
     for (int i = 0; i < 7; i++) {
         snprintf(buf, sizeof buf, "m%d", i);
         more[i] = atab_intern_cstr(t, buf);
-        hstr_unref(&h, atab_external_cache_get(t, more[i]));
+        hstr_unref(&h, atab_host_cache_get(hc, more[i]));
     }
-    assert_int_equal(atab_external_cache_count(t), 8);
+    assert_int_equal(atab_host_cache_count(hc), 8);
     more[7] = atab_intern_cstr(t, "m7");
     long created = h.created;
     c.fail_at = c.attempts + 1;
     c.fail_after = 1;
-    void *r = atab_external_cache_get(t, more[7]);   /* benign: 16 > 9 + 1 */
+    void *r = atab_host_cache_get(hc, more[7]);   /* benign: 16 > 9 + 1 */
     c.fail_at = 0;
     c.fail_after = 0;
     assert_non_null(r);
     hstr_unref(&h, r);
     assert_int_equal(h.created, created + 1);
     for (int i = 0; i < 8; i++)   /* every entry still found */
-        hstr_unref(&h, atab_external_cache_get(t, more[i]));
+        hstr_unref(&h, atab_host_cache_get(hc, more[i]));
     assert_int_equal(h.created, created + 1);
     for (int i = 0; i < 8; i++)
         atab_release(t, more[i]);
@@ -585,7 +597,8 @@ static void oom_when_the_cache_cannot_grow_at_all(void **state)
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    atab_external_cache_init(t, &ops);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     enum { N = 16 };
     const atab_atom *atoms[N];
     char buf[16];
@@ -598,7 +611,7 @@ static void oom_when_the_cache_cannot_grow_at_all(void **state)
     c.fail_at = c.attempts + 2;   /* the first array works, growth fails */
     c.fail_after = 1;
     for (int i = 0; i < N && failed_at < 0; i++) {
-        void *s = atab_external_cache_get(t, atoms[i]);
+        void *s = atab_host_cache_get(hc, atoms[i]);
         if (!s) {
             failed_at = i;
             assert_int_equal(atab_last_error(), ATAB_ENOMEM);
@@ -609,10 +622,10 @@ static void oom_when_the_cache_cannot_grow_at_all(void **state)
     c.fail_at = 0;
     c.fail_after = 0;
     assert_true(failed_at > 8);                    /* benign while it could */
-    assert_int_equal(atab_external_cache_count(t), failed_at);
+    assert_int_equal(atab_host_cache_count(hc), failed_at);
     assert_int_equal(h.created, failed_at);
     for (int i = 0; i < failed_at; i++) {          /* all still there */
-        hstr *s = atab_external_cache_get(t, atoms[i]);
+        hstr *s = atab_host_cache_get(hc, atoms[i]);
         assert_string_equal(s->chars, atab_chars(atoms[i]));
         hstr_unref(&h, s);
     }
@@ -631,9 +644,10 @@ static void freeing_the_table_drops_the_cache_and_waits_for_the_strings(void **s
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    atab_external_cache_init(t, &ops);
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);
+    assert_non_null(hc);
     const atab_atom *a = atab_intern_cstr(t, "still-read-by-the-host");
-    hstr *s = atab_external_cache_get(t, a);   /* the host keeps this one */
+    hstr *s = atab_host_cache_get(hc, a);   /* the host keeps this one */
     atab_release(t, a);
     atab_table_free(t);
     assert_int_equal(h.dropped, 1);
@@ -641,6 +655,213 @@ static void freeing_the_table_drops_the_cache_and_waits_for_the_strings(void **s
     assert_string_equal(s->chars, "still-read-by-the-host");
     hstr_unref(&h, s);                         /* its finalizer frees the table */
     assert_int_equal(c.live, 0);
+}
+
+/* ---- several caches on one table (one per host heap) ---- */
+
+static void each_cache_makes_its_own_string_for_a_shared_atom(void **state)
+{
+    (void)state;
+    host h1 = {0}, h2 = {0};
+    atab_host_ops o1 = host_ops(&h1), o2 = host_ops(&h2);
+    atab_table *t = plain_table(NULL);
+    atab_host_cache *c1 = atab_host_cache_new(t, &o1), *c2 = atab_host_cache_new(t, &o2);
+    assert_non_null(c1);
+    assert_non_null(c2);
+    assert_ptr_not_equal(c1, c2);
+    const atab_atom *a = atab_intern_cstr(t, "one-atom-two-heaps");
+    hstr *s1 = atab_host_cache_get(c1, a), *s2 = atab_host_cache_get(c2, a);
+    assert_ptr_not_equal(s1, s2);                      /* a string per heap */
+    assert_ptr_equal(s1->chars, s2->chars);            /* one copy of the chars */
+    assert_ptr_equal(atab_host_cache_get(c1, a), s1);  /* and one per heap only */
+    assert_ptr_equal(atab_host_cache_get(c2, a), s2);
+    assert_int_equal(h1.created, 1);
+    assert_int_equal(h2.created, 1);
+    assert_int_equal(atab_host_cache_count(c1), 1);
+    assert_int_equal(atab_host_cache_count(c2), 1);
+    assert_int_equal(atab_external_handles(t), 2);
+    for (int i = 0; i < 2; i++)
+        hstr_unref(&h1, s1), hstr_unref(&h2, s2);
+    atab_release(t, a);
+    atab_host_cache_free(c1);                          /* c2 goes on alone */
+    assert_int_equal(h1.dropped, 1);
+    assert_int_equal(h1.finalized, 1);
+    hstr *again = atab_host_cache_get(c2, a);          /* the atom lives on */
+    assert_ptr_equal(again, s2);
+    hstr_unref(&h2, again);
+    atab_host_cache_free(c2);
+    assert_int_equal(h2.finalized, 1);
+    assert_int_equal(atab_gc(t), 1);                   /* nothing else held it */
+    atab_table_free(t);
+}
+
+static void an_atom_only_caches_hold_is_trimmed_from_every_cache(void **state)
+{
+    (void)state;
+    host h1 = {0}, h2 = {0};
+    atab_host_ops o1 = host_ops(&h1), o2 = host_ops(&h2);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    atab_host_cache *c1 = atab_host_cache_new(t, &o1), *c2 = atab_host_cache_new(t, &o2);
+    const atab_atom *shared = atab_intern_cstr(t, "in-both-caches");
+    const atab_atom *used = atab_intern_cstr(t, "still-used");
+    hstr_unref(&h1, atab_host_cache_get(c1, shared));
+    hstr_unref(&h2, atab_host_cache_get(c2, shared));
+    hstr_unref(&h1, atab_host_cache_get(c1, used));
+    hstr_unref(&h2, atab_host_cache_get(c2, used));
+    atab_release(t, shared);                           /* only the caches hold it */
+    assert_int_equal(atab_gc(t), 0);
+    assert_int_equal(atab_host_cache_trim(c1), 1);     /* not `used`: held */
+    assert_int_equal(atab_host_cache_count(c1), 1);
+    assert_int_equal(atab_gc(t), 0);                   /* c2 still holds it */
+    assert_int_equal(atab_host_cache_trim(c2), 1);
+    assert_int_equal(atab_host_cache_count(c2), 1);
+    assert_int_equal(atab_gc(t), 1);                   /* both strings are gone */
+    assert_null(atab_lookup(t, "in-both-caches", 14));
+    atab_release(t, used);                             /* now only caches hold it */
+    assert_int_equal(atab_host_cache_trim(c2), 1);
+    assert_int_equal(atab_host_cache_trim(c1), 1);
+    assert_int_equal(atab_gc(t), 1);
+    atab_host_cache_free(c2);
+    atab_host_cache_free(c1);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_int_equal(h1.finalized, h1.created);
+    assert_int_equal(h2.finalized, h2.created);
+}
+
+static void the_report_counts_every_cache_s_memory(void **state)
+{
+    (void)state;
+    host h[3] = {{0}};
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);   /* usable == requested */
+    atab_table *t = plain_table(&al);
+    atab_host_cache *caches[3];
+    int64_t before = -1;
+    char buf[32];
+    for (int k = 0; k < 3; k++) {
+        atab_host_ops ops = host_ops(&h[k]);
+        caches[k] = atab_host_cache_new(t, &ops);
+        for (int i = 0; i < 100 * (k + 1); i++) {   /* different sizes */
+            snprintf(buf, sizeof buf, "reported-%d", i);
+            const atab_atom *a = atab_intern_cstr(t, buf);
+            hstr_unref(&h[k], atab_host_cache_get(caches[k], a));
+            atab_release(t, a);
+        }
+        heap_sum = 0;
+        assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
+        assert_int_equal(heap_sum, (int64_t)c.bytes);   /* every block counted */
+        assert_true(heap_sum > before);
+        before = heap_sum;
+    }
+    atab_host_cache_free(caches[1]);
+    heap_sum = 0;
+    atab_report(t, sum_heap, NULL);
+    assert_int_equal(heap_sum, (int64_t)c.bytes);
+    atab_table_free(t);                                 /* frees caches 0 and 2 */
+    assert_int_equal(c.live, 0);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(h[k].finalized, h[k].created);
+}
+
+static void a_cache_that_cannot_be_allocated_is_an_error_and_leaks_nothing(void **state)
+{
+    (void)state;
+    host h = {0};
+    atab_host_ops ops = host_ops(&h);
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    long live = c.live;
+    c.fail_at = c.attempts + 1;                       /* the table's list of caches */
+    assert_null(atab_host_cache_new(t, &ops));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    assert_int_equal(c.live, live);
+    c.fail_at = c.attempts + 2;                       /* the list works, the cache fails */
+    assert_null(atab_host_cache_new(t, &ops));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    c.fail_at = 0;
+    atab_host_cache *hc = atab_host_cache_new(t, &ops);   /* works, on the kept list */
+    assert_non_null(hc);
+    const atab_atom *a = atab_intern_cstr(t, "after-oom");
+    hstr_unref(&h, atab_host_cache_get(hc, a));
+    atab_release(t, a);
+    atab_host_cache_free(hc);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_int_equal(h.finalized, h.created);
+}
+
+/* One host heap per thread, as Node's workers: its own cache over the one
+** table, the same ids in every thread, trims, a cache freed and made again
+** while the others run, and a reporter thread throughout. */
+typedef struct heap_job {
+    atab_table *t;
+    host h;
+    pthread_barrier_t *go;
+} heap_job;
+
+static void *heap_thread(void *p)
+{
+    heap_job *j = p;
+    atab_host_ops ops = host_ops(&j->h);
+    atab_host_cache *hc = atab_host_cache_new(j->t, &ops);
+    assert_non_null(hc);
+    pthread_barrier_wait(j->go);
+    char buf[32];
+    for (int i = 0; i < 6000; i++) {
+        snprintf(buf, sizeof buf, "heap-id-%d", i % 1500);
+        const atab_atom *a = atab_intern_cstr(j->t, buf);
+        hstr *s = atab_host_cache_get(hc, a);
+        assert_non_null(s);
+        assert_string_equal(s->chars, buf);
+        hstr_unref(&j->h, s);
+        atab_release(j->t, a);
+        if (i % 997 == 0)
+            atab_host_cache_trim(hc);
+        if (i == 3000) {                               /* a worker restarts */
+            atab_host_cache_free(hc);
+            hc = atab_host_cache_new(j->t, &ops);
+            assert_non_null(hc);
+        }
+    }
+    atab_host_cache_free(hc);
+    return NULL;
+}
+
+static void caches_on_several_threads_share_one_table(void **state)
+{
+    (void)state;
+    enum { THREADS = 4 };
+    counting_alloc c = {0};
+    atab_allocator al = {locked_alloc, locked_free, ca_usable, &c};
+    atab_table *t = plain_table(&al);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, THREADS + 1);
+    heap_job jobs[THREADS];
+    pthread_t th[THREADS], rep;
+    for (int k = 0; k < THREADS; k++) {
+        jobs[k] = (heap_job){t, {0}, &go};
+        pthread_create(&th[k], NULL, heap_thread, &jobs[k]);
+    }
+    pthread_barrier_wait(&go);
+    pthread_create(&rep, NULL, report_loop, t);
+    for (int k = 0; k < THREADS; k++)
+        pthread_join(th[k], NULL);
+    pthread_join(rep, NULL);
+    pthread_barrier_destroy(&go);
+    for (int k = 0; k < THREADS; k++)
+        assert_int_equal(jobs[k].h.finalized, jobs[k].h.created);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_true(atab_count(t) <= 1500);                /* one atom per id */
+    atab_gc(t);
+    assert_int_equal(atab_count(t), 0);                /* no reference leaked */
+    atab_table_free(t);
+    pthread_mutex_lock(&ca_lock);
+    assert_int_equal(c.live, 0);
+    pthread_mutex_unlock(&ca_lock);
 }
 
 int main(void)
@@ -664,6 +885,11 @@ int main(void)
         cmocka_unit_test(oom_in_the_cache_is_an_error_and_loses_nothing),
         cmocka_unit_test(oom_when_the_cache_cannot_grow_at_all),
         cmocka_unit_test(freeing_the_table_drops_the_cache_and_waits_for_the_strings),
+        cmocka_unit_test(each_cache_makes_its_own_string_for_a_shared_atom),
+        cmocka_unit_test(an_atom_only_caches_hold_is_trimmed_from_every_cache),
+        cmocka_unit_test(the_report_counts_every_cache_s_memory),
+        cmocka_unit_test(a_cache_that_cannot_be_allocated_is_an_error_and_leaks_nothing),
+        cmocka_unit_test(caches_on_several_threads_share_one_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,7 +101,15 @@ EOF_CMAKE
     "$prefix/cmake-app/build/app" || fail "$how: the CMake consumer (shared) failed"
     "$prefix/cmake-app/build/app_static" || fail "$how: the CMake consumer (static) failed"
     unset PKG_CONFIG_PATH
-    echo "check-install: $how install works through pkg-config and CMake"
+    # the C++ wrapper is installed and builds against the installed library
+    printf '#include <atomtab.hpp>\nint main() { atab::table t; return !(t.intern("x-y") == t.intern("x-y")); }\n' \
+        > "$prefix/wrap.cpp"
+    # shellcheck disable=SC2046
+    c++ -std=c++17 -Wall -Wextra -pedantic -Werror "$prefix/wrap.cpp" -o "$prefix/wrap" \
+        $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs atomtab)
+    LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir atomtab) \
+        "$prefix/wrap" || { echo "check-install: atomtab.hpp from $how install" >&2; exit 1; }
+    echo "check-install: $how install works through pkg-config, CMake and C++"
 done
 # the same atomtab.pc and CMake package from both builds
 for f in pkgconfig/atomtab.pc cmake/atomtab/atomtabConfig.cmake \

@@ -1,35 +1,68 @@
 /*
-** atomtab_node.c - Node-API addon: an Element-like object whose `id` is an
-** atom, read back as a copy, a new external string, or the one external
-** string cached per atom (atomtab's host cache, held by a napi_ref).
+** atomtab_node.c - the Node-API addon: intern(), lookup(), stats(), gc(),
+** report(), version, and NativeElement (the id-read benchmark's Element).
 **
-** One table per addon instance (per Node environment). Every string made
-** here that points at an atom's chars holds an external handle; its
-** finalizer releases it. Atoms store UTF-8: an ASCII atom's chars are valid
-** Latin-1, so its external string points at them; other atoms get an
-** external string over a converted buffer (Latin-1 when every character is
-** below 0x100, else UTF-16) that holds the handle too and is freed with it.
+** One table per process, shared by every worker thread: equal strings are
+** one atom in every isolate. It is made by the first environment that
+** loads the addon and freed by the cleanup hook of the last one (the
+** library defers that free while strings still hold external handles).
+** Each environment has its own host cache (a V8 string belongs to one
+** isolate): one external string per atom, held by a napi_ref.
+**
+** Every string made here that points at an atom's chars holds an external
+** handle; its finalizer releases it. Atoms store UTF-8: an ASCII atom's
+** chars are valid Latin-1, so its external string points at them; other
+** atoms get an external string over a converted buffer (Latin-1 when every
+** character is below 0x100, else UTF-16) that holds the handle too and is
+** freed with it. A JS string with a lone surrogate is not Unicode text and
+** has no UTF-8 form: it is a TypeError, never silently U+FFFD.
 */
 #define NAPI_EXPERIMENTAL   /* node_api_create_external_string_* (Node 20) */
 #include <node_api.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "atomtab.h"
 
+/* ---- the process's table ---- */
+
+static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
+static atab_table *proc_table;   /* under proc_lock */
+static size_t proc_envs;         /* environments using it */
+
+/* The process's table, made on first use, with one count for the caller's
+** environment; NULL (error set) when it cannot be made. */
+static atab_table *table_acquire(void)
+{
+    pthread_mutex_lock(&proc_lock);
+    if (!proc_table)
+        proc_table = atab_table_new(NULL);
+    atab_table *t = proc_table;
+    proc_envs += t != NULL;
+    pthread_mutex_unlock(&proc_lock);
+    return t;
+}
+
+/* Drops an environment's count; the last frees the table. */
+static void table_release(void)
+{
+    pthread_mutex_lock(&proc_lock);
+    if (--proc_envs == 0) {
+        atab_table_free(proc_table);
+        proc_table = NULL;
+    }
+    pthread_mutex_unlock(&proc_lock);
+}
+
+/* ---- one environment (isolate) ---- */
+
 typedef struct addon {
     atab_table *t;
     napi_env env;
-    napi_ref element_ctor;
+    atab_host_cache *cache;   /* this isolate's strings */
 } addon;
-
-enum { M_COPY, M_EXTERNAL, M_ATOM };
-
-typedef struct element {
-    addon *ad;
-    const atab_atom *id;   /* one reference, or NULL */
-    int mode;
-} element;
 
 #define CHECK(env, call)                                                   \
     do {                                                                   \
@@ -38,6 +71,20 @@ typedef struct element {
             return NULL;                                                   \
         }                                                                  \
     } while (0)
+
+/* Throws the library's last error: RangeError for a length, TypeError for
+** text that is not Unicode, Error otherwise. */
+static void *throw_atab(napi_env env, const char *what)
+{
+    char msg[160];
+    int e = atab_last_error();
+    snprintf(msg, sizeof msg, "atomtab.%s: %s", what, atab_strerror(e));
+    if (e == ATAB_ETOOLONG)
+        napi_throw_range_error(env, "ERR_ATOMTAB_TOO_LONG", msg);
+    else
+        napi_throw_error(env, e == ATAB_ENOMEM ? "ERR_ATOMTAB_NOMEM" : "ERR_ATOMTAB", msg);
+    return NULL;
+}
 
 /* ---- strings for atoms ---- */
 
@@ -62,8 +109,8 @@ static void finalize_conv(node_api_basic_env env, void *data, void *hint)
     free(c);
 }
 
-/* Decodes UTF-8 (valid: atoms come from JS strings) to UTF-16; returns
-** the units written, and *max the largest code unit. */
+/* Decodes UTF-8 (valid: atoms come from well-formed JS strings) to UTF-16;
+** returns the units written, and *max the largest code unit. */
 static size_t utf8_to_utf16(const unsigned char *s, size_t n, char16_t *out,
                             unsigned *max)
 {
@@ -179,7 +226,160 @@ static void cache_drop(void *ud, void *s)
     napi_delete_reference(ad->env, (napi_ref)s);
 }
 
-/* ---- Element ---- */
+/* The atom's one string in this isolate (a copy if the cache fails). */
+static napi_value canonical(addon *ad, const atab_atom *a)
+{
+    napi_value v = atab_host_cache_get(ad->cache, a);
+    return v ? v : copy_string(ad->env, a);
+}
+
+/* ---- JS strings to atoms ---- */
+
+/* Throws the TypeError for a string with a lone surrogate at unit i. */
+static void *throw_surrogate(napi_env env, const char *what, const char16_t *u, size_t i)
+{
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "atomtab.%s: the string has a lone surrogate (U+%04X at index %zu): "
+             "it is not Unicode text and cannot be an atom", what, (unsigned)u[i], i);
+    napi_throw_type_error(env, "ERR_ATOMTAB_LONE_SURROGATE", msg);
+    return NULL;
+}
+
+/* The index of the first unpaired surrogate in u[0..n), or n. */
+static size_t lone_surrogate(const char16_t *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (u[i] >= 0xd800 && u[i] < 0xdc00 && i + 1 < n && u[i + 1] >= 0xdc00 &&
+            u[i + 1] < 0xe000)
+            i++;   /* a pair */
+        else if (u[i] >= 0xd800 && u[i] < 0xe000)
+            return i;
+    }
+    return n;
+}
+
+/* The slow path, for strings whose UTF-8 holds U+FFFD: V8 writes that for
+** a lone surrogate too, so the UTF-16 decides. */
+static const atab_atom *atom_utf16(napi_env env, addon *ad, napi_value s, int insert,
+                                   const char *what)
+{
+    size_t n = 0;
+    const atab_atom *a;
+    CHECK(env, napi_get_value_string_utf16(env, s, NULL, 0, &n));
+    char16_t *u = malloc(2 * n + 2);
+    if (!u) {
+        napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab: out of memory");
+        return NULL;
+    }
+    napi_get_value_string_utf16(env, s, u, n + 1, &n);
+    size_t bad = lone_surrogate(u, n);
+    if (bad < n) {
+        throw_surrogate(env, what, u, bad);
+        free(u);
+        return NULL;
+    }
+    a = insert ? atab_intern_utf16(ad->t, (const uint16_t *)u, n)
+               : atab_lookup_utf16(ad->t, (const uint16_t *)u, n);
+    free(u);
+    return a;
+}
+
+/* The atom for the JS string `s`, with a reference; inserted when `insert`.
+** NULL with an exception pending on error; NULL with none for a lookup
+** that finds nothing (atab_last_error() is then ATAB_OK). */
+static const atab_atom *atom_of(napi_env env, addon *ad, napi_value s, int insert,
+                                const char *what)
+{
+    char stack[256], *buf = stack;
+    size_t len = 0;
+    const atab_atom *a;
+    CHECK(env, napi_get_value_string_utf8(env, s, NULL, 0, &len));
+    if (len >= sizeof stack && !(buf = malloc(len + 1))) {
+        napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab: out of memory");
+        return NULL;
+    }
+    napi_get_value_string_utf8(env, s, buf, len + 1, &len);
+    if (memmem(buf, len, "\xef\xbf\xbd", 3))   /* U+FFFD: real, or a lone surrogate */
+        a = atom_utf16(env, ad, s, insert, what);
+    else
+        a = insert ? atab_intern(ad->t, buf, len) : atab_lookup(ad->t, buf, len);
+    if (buf != stack)
+        free(buf);
+    if (!a && atab_last_error() != ATAB_OK) {
+        bool pending = false;
+        napi_is_exception_pending(env, &pending);
+        if (!pending)
+            throw_atab(env, what);
+    }
+    return a;
+}
+
+/* The one string argument of a function; NULL (TypeError thrown) if not. */
+static napi_value string_arg(napi_env env, napi_callback_info info, addon **ad,
+                             const char *what)
+{
+    size_t argc = 1;
+    napi_value arg = NULL;
+    napi_valuetype type = napi_undefined;
+    CHECK(env, napi_get_cb_info(env, info, &argc, &arg, NULL, (void **)ad));
+    if (argc < 1 || napi_typeof(env, arg, &type) != napi_ok || type != napi_string) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "atomtab.%s: the argument must be a string", what);
+        napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", msg);
+        return NULL;
+    }
+    return arg;
+}
+
+/* intern(str): the canonical string equal to str (this isolate's one
+** string for its atom). */
+static napi_value js_intern(napi_env env, napi_callback_info info)
+{
+    addon *ad;
+    napi_value s = string_arg(env, info, &ad, "intern");
+    const atab_atom *a = s ? atom_of(env, ad, s, 1, "intern") : NULL;
+    if (!a)
+        return NULL;
+    napi_value v = canonical(ad, a);
+    atab_release(ad->t, a);   /* the cached string holds it now */
+    return v;
+}
+
+/* lookup(str): the canonical string if str is an atom already, else
+** undefined. Never inserts. */
+static napi_value js_lookup(napi_env env, napi_callback_info info)
+{
+    addon *ad;
+    napi_value v = NULL;
+    napi_value s = string_arg(env, info, &ad, "lookup");
+    if (!s)
+        return NULL;
+    const atab_atom *a = atom_of(env, ad, s, 0, "lookup");
+    if (!a) {
+        bool pending = false;
+        napi_is_exception_pending(env, &pending);
+        if (!pending)
+            napi_get_undefined(env, &v);
+        return v;
+    }
+    v = canonical(ad, a);
+    atab_release(ad->t, a);
+    return v;
+}
+
+/* ---- NativeElement: the benchmark's Element (bench/node-idread.js) ---- */
+
+enum { M_COPY, M_EXTERNAL, M_ATOM };
+
+/* Its id holds an external handle, not a plain reference: the element's
+** finalizer may run after the table's last environment freed it. */
+typedef struct element {
+    addon *ad;
+    atab_table *t;
+    const atab_atom *id;   /* a handle, or NULL */
+    int mode;
+} element;
 
 static element *this_element(napi_env env, napi_callback_info info, napi_value *arg)
 {
@@ -197,7 +397,7 @@ static void element_free(node_api_basic_env env, void *data, void *hint)
     element *el = data;
     (void)env; (void)hint;
     if (el->id)
-        atab_release(el->ad->t, el->id);
+        atab_external_release(el->t, el->id);
     free(el);
 }
 
@@ -212,10 +412,11 @@ static napi_value element_new(napi_env env, napi_callback_info info)
         CHECK(env, napi_get_value_string_utf8(env, arg, mode, sizeof mode, NULL));
     element *el = calloc(1, sizeof *el);
     if (!el) {
-        napi_throw_error(env, NULL, "atomtab: out of memory");
+        napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab: out of memory");
         return NULL;
     }
     el->ad = ad;
+    el->t = ad->t;
     el->mode = !strcmp(mode, "external") ? M_EXTERNAL : !strcmp(mode, "atom") ? M_ATOM
                                                                               : M_COPY;
     if (napi_wrap(env, self, el, element_free, NULL, NULL) != napi_ok) {
@@ -244,51 +445,40 @@ static napi_value element_get_id(napi_env env, napi_callback_info info)
         v = external_string(el->ad, el->id, &refs);
         return v ? v : copy_string(env, el->id);
     default:
-        v = atab_external_cache_get(el->ad->t, el->id);
-        return v ? v : copy_string(env, el->id);
+        return canonical(el->ad, el->id);
     }
 }
 
 static napi_value element_set_id(napi_env env, napi_callback_info info)
 {
     napi_value arg = NULL;
-    size_t len = 0;
-    char stack[256], *buf = stack;
     element *el = this_element(env, info, &arg);
     if (!el)
         return NULL;
     CHECK(env, napi_coerce_to_string(env, arg, &arg));   /* as el.id = 42 does */
-    CHECK(env, napi_get_value_string_utf8(env, arg, NULL, 0, &len));
-    if (len >= sizeof stack && !(buf = malloc(len + 1))) {
-        napi_throw_error(env, NULL, "atomtab: out of memory");
-        return NULL;
-    }
-    napi_get_value_string_utf8(env, arg, buf, len + 1, &len);
-    const atab_atom *a = atab_intern(el->ad->t, buf, len);
-    if (buf != stack)
-        free(buf);
-    if (!a) {
-        napi_throw_error(env, NULL, atab_strerror(atab_last_error()));
-        return NULL;
-    }
+    const atab_atom *a = atom_of(env, el->ad, arg, 1, "Element.id");
+    if (!a)
+        return NULL;   /* the id stays as it was */
+    atab_external_acquire(el->t, a);
+    atab_release(el->t, a);
     if (el->id)
-        atab_release(el->ad->t, el->id);
+        atab_external_release(el->t, el->id);
     el->id = a;
     return NULL;
 }
 
-/* ---- module functions ---- */
+/* ---- stats, gc, report ---- */
 
-static napi_value set_prop(napi_env env, napi_value obj, const char *name, double x)
+static void set_prop(napi_env env, napi_value obj, const char *name, double x)
 {
     napi_value v;
     napi_create_double(env, x, &v);
     napi_set_named_property(env, obj, name, v);
-    return obj;
 }
 
-/* stats(): the table's counts, exact (atab_get_stats flushes caches). */
-static napi_value stats(napi_env env, napi_callback_info info)
+/* stats(): the table's counts, exact (atab_get_stats flushes caches), and
+** this isolate's cached strings. */
+static napi_value js_stats(napi_env env, napi_callback_info info)
 {
     addon *ad;
     atab_stats st;
@@ -299,74 +489,140 @@ static napi_value stats(napi_env env, napi_callback_info info)
     set_prop(env, obj, "atoms", (double)st.atoms);
     set_prop(env, obj, "unused", (double)st.unused);
     set_prop(env, obj, "handles", (double)atab_external_handles(ad->t));
-    set_prop(env, obj, "cached", (double)atab_external_cache_count(ad->t));
+    set_prop(env, obj, "cached", (double)atab_host_cache_count(ad->cache));
+    set_prop(env, obj, "bytes", (double)st.bytes);
     return obj;
 }
 
-/* trim(): drops cache entries of otherwise unused atoms; returns how many. */
-static napi_value trim(napi_env env, napi_callback_info info)
+/* gc(): trims this isolate's cache, then sweeps; returns the atoms freed. */
+static napi_value js_gc(napi_env env, napi_callback_info info)
 {
     addon *ad;
     napi_value v;
     CHECK(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&ad));
-    CHECK(env, napi_create_double(env, (double)atab_external_cache_trim(ad->t), &v));
-    return v;
-}
-
-/* sweep(): atab_gc; returns the atoms freed. */
-static napi_value sweep(napi_env env, napi_callback_info info)
-{
-    addon *ad;
-    napi_value v;
-    CHECK(env, napi_get_cb_info(env, info, NULL, NULL, NULL, (void **)&ad));
+    atab_host_cache_trim(ad->cache);
     CHECK(env, napi_create_double(env, (double)atab_gc(ad->t), &v));
     return v;
 }
 
-/* At environment teardown: the table defers its free while strings that
-** V8 has not finalized yet hold handles. */
-static void addon_free(napi_env env, void *data, void *hint)
+/* A growing buffer for the report's text. */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static int sbuf_write(void *ud, const char *s, size_t len)
 {
-    addon *ad = data;
-    (void)hint;
-    if (ad->element_ctor)
-        napi_delete_reference(env, ad->element_ctor);
-    atab_table_free(ad->t);
+    sbuf *b = ud;
+    if (b->n + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + len)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return ATAB_ENOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    return 0;
+}
+
+/* report(json, process): the text tree, or about:memory's JSON with
+** `process` as every report's process name. */
+static napi_value js_report(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2], v = NULL;
+    addon *ad;
+    bool json = false;
+    char proc[256] = "";
+    sbuf b = {NULL, 0, 0};
+    CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&ad));
+    if (argc >= 1)
+        CHECK(env, napi_get_value_bool(env, argv[0], &json));
+    if (argc >= 2)
+        CHECK(env, napi_get_value_string_utf8(env, argv[1], proc, sizeof proc, NULL));
+    int rc = json ? atab_report_json(ad->t, proc, sbuf_write, &b)
+                  : atab_report_tree(ad->t, sbuf_write, &b);
+    if (rc == ATAB_OK)
+        napi_create_string_utf8(env, b.p ? b.p : "", b.n, &v);
+    else
+        napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab.report: out of memory");
+    free(b.p);
+    return v;
+}
+
+/* ---- the environment's life ---- */
+
+/* At environment teardown, before Node-API finalizes what is left: drops
+** this isolate's cached strings and its count on the table. Strings and
+** elements finalized later release their handles on the table, which
+** waits for them. */
+static void env_cleanup(void *arg)
+{
+    addon *ad = arg;
+    atab_host_cache_free(ad->cache);
+    table_release();
     free(ad);
 }
 
+/* A value property of exports, enumerable (printing the module shows it). */
+static napi_property_descriptor exported(const char *name, napi_value v)
+{
+    napi_property_descriptor d = {name, NULL, NULL, NULL, NULL, v, napi_enumerable, NULL};
+    return d;
+}
+
+/* The module's exports: the API's named functions, version, and the
+** benchmark's NativeElement class. */
+static napi_value define_exports(napi_env env, napi_value exports, addon *ad)
+{
+    static const struct {
+        const char *name;
+        napi_callback cb;
+    } fns[] = {{"intern", js_intern}, {"lookup", js_lookup}, {"stats", js_stats},
+               {"gc", js_gc}, {"report", js_report}};
+    enum { N_FNS = sizeof fns / sizeof fns[0] };
+    napi_property_descriptor d[N_FNS + 2];
+    napi_value v;
+    for (size_t i = 0; i < N_FNS; i++) {
+        CHECK(env, napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].cb, ad, &v));
+        d[i] = exported(fns[i].name, v);
+    }
+    CHECK(env, napi_create_string_utf8(env, atab_version(), NAPI_AUTO_LENGTH, &v));
+    d[N_FNS] = exported("version", v);
+    napi_property_descriptor id = {"id", NULL, NULL, element_get_id, element_set_id, NULL,
+                                   napi_default, ad};
+    CHECK(env, napi_define_class(env, "NativeElement", NAPI_AUTO_LENGTH, element_new, ad,
+                                 1, &id, &v));
+    d[N_FNS + 1] = exported("NativeElement", v);
+    CHECK(env, napi_define_properties(env, exports, N_FNS + 2, d));
+    return exports;
+}
+
+/* Per environment: a count on the process's table, this isolate's cache,
+** and the cleanup hook that gives both back. */
 static napi_value init(napi_env env, napi_value exports)
 {
     addon *ad = calloc(1, sizeof *ad);
-    napi_value ctor;
-    if (!ad || !(ad->t = atab_table_new(NULL))) {
+    if (!ad || !(ad->t = table_acquire())) {
         free(ad);
         napi_throw_error(env, NULL, "atomtab: cannot create the table");
         return NULL;
     }
     ad->env = env;
     atab_host_ops ops = {cache_create, cache_hold, cache_drop, ad};
-    if (atab_external_cache_init(ad->t, &ops) != ATAB_OK ||
-        napi_set_instance_data(env, ad, addon_free, NULL) != napi_ok) {
-        atab_table_free(ad->t);
+    if (!(ad->cache = atab_host_cache_new(ad->t, &ops)) ||
+        napi_add_env_cleanup_hook(env, env_cleanup, ad) != napi_ok) {
+        atab_host_cache_free(ad->cache);
+        table_release();
         free(ad);
         napi_throw_error(env, NULL, "atomtab: cannot set up the cache");
         return NULL;
     }
-    napi_property_descriptor props[] = {
-        {"id", NULL, NULL, element_get_id, element_set_id, NULL, napi_default, ad},
-    };
-    CHECK(env, napi_define_class(env, "NativeElement", NAPI_AUTO_LENGTH, element_new, ad,
-                                 1, props, &ctor));
-    CHECK(env, napi_create_reference(env, ctor, 1, &ad->element_ctor));
-    napi_property_descriptor fns[] = {
-        {"NativeElement", NULL, NULL, NULL, NULL, ctor, napi_default, NULL},
-        {"stats", NULL, stats, NULL, NULL, NULL, napi_default, ad},
-        {"trim", NULL, trim, NULL, NULL, NULL, napi_default, ad},
-        {"sweep", NULL, sweep, NULL, NULL, NULL, napi_default, ad},
-    };
-    CHECK(env, napi_define_properties(env, exports, 4, fns));
-    return exports;
+    return define_exports(env, exports, ad);
 }
 
 NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

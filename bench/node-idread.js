@@ -6,7 +6,7 @@
 // the figure is the median of 5 runs. Each run also counts the GCs during
 // the loop and the heap growth across it (per-read garbage shows in both).
 //
-// Usage: node bench.js [--json]
+// Usage: node bench/node-idread.js [--json]
 //   ATOMTAB_BENCH_ITERS  reads per run (default 20e6; smaller for quick runs)
 //   ATOMTAB_BENCH_SLOW_ITERS  reads per run for copy and external, which
 //                        enter C on every read (default: ATOMTAB_BENCH_ITERS)
@@ -33,7 +33,7 @@ function loop(el, n) {
 // One run, in this (fresh) process: prints {ns, gcs, heapDelta}.
 function child(mode, len, iters) {
   const { PerformanceObserver, performance } = require('perf_hooks');
-  const atomtab = require(path.join(__dirname, 'index.js'));
+  const atomtab = require(path.join(__dirname, '..', 'bindings', 'node', 'element.js'));
   const el = atomtab.createElement(mode);
   el.id = makeId(len);
   const gcTimes = [];
