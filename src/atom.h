@@ -20,6 +20,7 @@
 #define ATAB_ATOM_H
 
 #include "hash.h"
+#include "hooks.h"
 
 #define ATAB__REF_SAT (UINT32_C(1) << 30)
 #define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
@@ -45,6 +46,7 @@ static inline uint32_t atab__count(const atab_atom *a)
 ** saturated count stays as it is. */
 static inline int atab__count_take(const atab_atom *a, uint32_t n)
 {
+    ATAB__PAUSE("revive:cas", a);
     uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
     do {
         if (c >= ATAB__REF_SAT)

@@ -363,6 +363,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     }
     pthread_mutex_unlock(&sh->lock);
     if (retired) {   /* readers may be on the old array: wait, then free */
+        ATAB__PAUSE("grow:free", t);
         atab__synchronize(t);
         free_arr(t, retired);
     }
@@ -397,7 +398,9 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
     if (ATAB__UNLIKELY(!r))
         return find_or_insert_locked(t, k, u8, insert_new);
     atab__enter_rec(r);
-    const atab_atom *a = probe(shard_arr(shard_of(t, k->hash)), k->hash, match_key, k, NULL);
+    atab__arr v = shard_arr(shard_of(t, k->hash));
+    ATAB__PAUSE("probe:array", t);
+    const atab_atom *a = probe(v, k->hash, match_key, k, NULL);
     if (a && !atab_is_static(a) && atab__ref(r, a) != 0)
         a = NULL;   /* killed by a sweep: absent */
     atab__leave(r);
@@ -566,6 +569,7 @@ static void retire_flush(atab_table *t, retire *rt)
 {
     if (!rt->n_atoms && !rt->n_arrays)
         return;
+    ATAB__PAUSE("sweep:free", t);
     atab__synchronize(t);
     for (size_t i = 0; i < rt->n_atoms; i++)
         atab__atom_free(t, rt->atoms[i]);
@@ -600,8 +604,11 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
         if (!atab__slot_full(v, i))
             continue;
         atab_atom *a = (atab_atom *)atab__slot_atom(*atab__slot_ptr(v, i));
-        if (atab_is_static(a) || atab__count(a) != 0 || !atab__count_kill(a))
-            continue;   /* in use, or revived just now */
+        if (atab_is_static(a) || atab__count(a) != 0)
+            continue;
+        ATAB__PAUSE("sweep:kill", a);
+        if (!atab__count_kill(a))
+            continue;   /* revived just now */
         erase(sh, v, i);
         rt->atoms[rt->n_atoms++] = a;
         freed++;
@@ -809,6 +816,7 @@ int atab_external_release(atab_table *t, const atab_atom *a)
     int rc = atab_release(t, a);
     if (rc != ATAB_OK)
         return rc;
+    ATAB__PAUSE("external_release:dropped", t);
     if (__atomic_sub_fetch(&t->hstate, 2, __ATOMIC_ACQ_REL) == CLOSING)
         table_destroy(t);   /* the last handle after atab_table_free */
     return ATAB_OK;
@@ -928,6 +936,7 @@ void atab_table_free(atab_table *t)
     atab__host_cache_destroy(t);   /* dropped strings may release handles */
     if (__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) != 0) {
         atab_gc(t);   /* handles out: free what none of them holds now */
+        ATAB__PAUSE("table_free:closing", t);
         if (__atomic_add_fetch(&t->hstate, CLOSING, __ATOMIC_ACQ_REL) != CLOSING)
             return;   /* the last release destroys the table */
     }

@@ -266,6 +266,7 @@ struct atab_table {
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */
+    atab_table *next_table;     /* the live tables (thread.c, for fork) */
 };
 
 /* The table object's allocation: room to align it to a cache line. */

@@ -18,6 +18,10 @@
 
 int atab__membarrier_state;   /* 0 unknown, 1 usable, -1 not available */
 
+#ifdef ATAB_TEST_HOOKS
+atab__hook_fn atab__test_hook;
+#endif
+
 static int have_membarrier(void)
 {
     int s = __atomic_load_n(&atab__membarrier_state, __ATOMIC_ACQUIRE);
@@ -182,6 +186,7 @@ void atab__flush_counts(atab_table *t)
     ** or will see flush_req when it next enters, and keep off its cache. */
     for (atab__rec *r = t->recs; r; r = r->next) {
         wait_out(r);
+        ATAB__PAUSE("flush:record", r);
         give_back_all(t, r);
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     }
@@ -204,6 +209,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static uint64_t g_next_id = 1;
+static atab_table *g_tables;   /* live tables (g_lock), for fork */
 
 /* Unlinks r from its thread's list and its table's; g_lock is held. */
 static void unlink_rec(atab__rec *r)
@@ -231,6 +237,7 @@ static void thread_exit(void *unused)
     while (tls_recs) {
         atab__rec *r = tls_recs;
         atab_table *t = r->t;
+        ATAB__PAUSE("thread_exit:record", r);   /* g_lock held */
         unlink_rec(r);
         give_back_all(t, r);   /* no section: this thread is the owner */
         atab__free(t, r->raw, REC_ALLOC);
@@ -313,18 +320,95 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
     pthread_mutex_unlock(&t->reg_lock);
 }
 
+/* ---- fork ----
+** Around fork() the forking thread takes every lock of the library, so the
+** child starts with none held by a thread it does not have; the child then
+** gives back the records of the threads that did not come along (their
+** spares to the counts: the child has one thread). Order: g_lock, then per
+** table sweep_lock, reg_lock, the shards' locks (no path takes them in
+** another order). */
+
+static void fork_lock(int lock)
+{
+    for (atab_table *t = g_tables; t; t = t->next_table) {
+        if (lock) {
+            pthread_mutex_lock(&t->sweep_lock);
+            pthread_mutex_lock(&t->reg_lock);
+            for (unsigned i = 0; i < ATAB__SHARDS; i++)
+                pthread_mutex_lock(&t->shards[i].lock);
+        } else {
+            for (unsigned i = 0; i < ATAB__SHARDS; i++)
+                pthread_mutex_unlock(&t->shards[i].lock);
+            pthread_mutex_unlock(&t->reg_lock);
+            pthread_mutex_unlock(&t->sweep_lock);
+        }
+    }
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+    fork_lock(1);
+}
+
+static void fork_parent(void)
+{
+    fork_lock(0);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static int mine(const atab__rec *r)
+{
+    for (const atab__rec *q = tls_recs; q; q = q->tnext)
+        if (q == r)
+            return 1;
+    return 0;
+}
+
+static void fork_child(void)
+{
+    for (atab_table *t = g_tables; t; t = t->next_table) {
+        for (atab__rec **p = &t->recs; *p;) {
+            atab__rec *r = *p;
+            if (mine(r)) {
+                p = &r->next;
+                continue;
+            }
+            *p = r->next;   /* its thread is not in this process */
+            give_back_all(t, r);
+            atab__free(t, r->raw, REC_ALLOC);
+        }
+    }
+    fork_parent();
+}
+
+static void register_fork(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 void atab__threads_init(atab_table *t)
 {
+    static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
     pthread_mutex_init(&t->reg_lock, NULL);
     have_membarrier();
+    pthread_once(&fork_once, register_fork);
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
+    t->next_table = g_tables;
+    g_tables = t;
     pthread_mutex_unlock(&g_lock);
 }
 
 void atab__threads_fini(atab_table *t)
 {
-    pthread_mutex_lock(&g_lock);   /* against exiting threads */
+    pthread_mutex_lock(&g_lock);   /* against exiting threads and fork */
+    for (atab_table **p = &g_tables; *p; p = &(*p)->next_table) {
+        if (*p == t) {
+            *p = t->next_table;
+            break;
+        }
+    }
     while (t->recs) {
         atab__rec *r = t->recs;
         unlink_rec(r);

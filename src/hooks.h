@@ -1,0 +1,41 @@
+/*
+** hooks.h - named pause points for deterministic race tests. Built with
+** -DATAB_TEST_HOOKS (the test builds), each point calls the hook a test
+** installed, with the point's name and the object at stake, so the test can
+** hold a thread exactly there while another thread runs. Other builds
+** compile the points to nothing.
+**
+** Points, by protocol (thread.h and table.c say what each protects):
+**   handle release vs table free   "external_release:dropped" (t), after
+**       the handle's reference is dropped, before the handle count;
+**       "table_free:closing" (t), before atab_table_free marks the table
+**   revive vs sweep                "revive:cas" (atom), before a reference
+**       is taken from the count; "sweep:kill" (atom), before a sweep's
+**       CAS to dead; "sweep:free" (t), before the grace period that
+**       precedes freeing what a sweep unlinked
+**   thread exit vs flush/sweep     "thread_exit:record" (record), before
+**       an exiting thread gives its record back; "flush:record" (record),
+**       before a flusher gives a record's spares back
+**   grow vs read                   "probe:array" (t), after a reader
+**       loaded a shard's array, before probing it; "grow:free" (t),
+**       before the grace period that precedes freeing a replaced array
+*/
+#ifndef ATAB_HOOKS_H
+#define ATAB_HOOKS_H
+
+#include "base.h"
+
+#ifdef ATAB_TEST_HOOKS
+typedef void (*atab__hook_fn)(const char *point, const void *arg);
+extern ATAB__HIDDEN atab__hook_fn atab__test_hook;   /* set by a test */
+#define ATAB__PAUSE(point, arg)                                                  \
+    do {                                                                         \
+        atab__hook_fn hook_ = __atomic_load_n(&atab__test_hook, __ATOMIC_ACQUIRE); \
+        if (hook_)                                                               \
+            hook_(point, arg);                                                   \
+    } while (0)
+#else
+#define ATAB__PAUSE(point, arg) ((void)0)
+#endif
+
+#endif /* ATAB_HOOKS_H */
