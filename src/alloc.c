@@ -59,27 +59,54 @@ const atab_allocator *atab_default_allocator(void)
     return &default_allocator;
 }
 
-void *atab__alloc(atab_table *t, size_t size)
+/* The counter a block is charged to: the table's, or with no memory limit
+** to check, the shard's own `acct` (atoms: threads creating and sweeping
+** atoms of different shards then share no written line). */
+static size_t *account(atab_table *t, size_t *acct)
 {
-    size_t now = __atomic_add_fetch(&t->bytes, size, __ATOMIC_RELAXED);
+    return acct && !t->memory_limit ? acct : &t->bytes;
+}
+
+void *atab__alloc_in(atab_table *t, size_t *acct, size_t size)
+{
+    size_t *b = account(t, acct);
+    size_t now = __atomic_add_fetch(b, size, __ATOMIC_RELAXED);
     if (t->memory_limit && now > t->memory_limit) {
-        __atomic_sub_fetch(&t->bytes, size, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(b, size, __ATOMIC_RELAXED);
         return atab__fail(ATAB_ELIMIT);
     }
     void *p = t->alloc.alloc(t->alloc.ud, size);
     if (!p) {
-        __atomic_sub_fetch(&t->bytes, size, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(b, size, __ATOMIC_RELAXED);
         return atab__fail(ATAB_ENOMEM);
     }
     return p;
 }
 
-void atab__free(atab_table *t, void *p, size_t size)
+void atab__free_in(atab_table *t, size_t *acct, void *p, size_t size)
 {
     if (!p)
         return;
-    __atomic_sub_fetch(&t->bytes, size, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(account(t, acct), size, __ATOMIC_RELAXED);
     t->alloc.free(t->alloc.ud, p, size);
+}
+
+void *atab__alloc(atab_table *t, size_t size)
+{
+    return atab__alloc_in(t, NULL, size);
+}
+
+void atab__free(atab_table *t, void *p, size_t size)
+{
+    atab__free_in(t, NULL, p, size);
+}
+
+size_t atab__bytes(const atab_table *t)
+{
+    size_t n = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+    for (unsigned i = 0; i < ATAB__SHARDS; i++)
+        n += __atomic_load_n(&t->shards[i].bytes, __ATOMIC_RELAXED);
+    return n;
 }
 
 size_t atab__usable(const atab_table *t, const void *p, size_t size)

@@ -120,10 +120,15 @@ int atab__key_equals_u16(const atab__key *k, const atab_atom *a)
 
 static int all_ascii(const char *s, size_t len)
 {
-    unsigned char acc = 0;
-    for (size_t i = 0; i < len; i++)
+    uint64_t acc = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {   /* a word at a time */
+        memcpy(&w, s + i, 8);
+        acc |= w;
+    }
+    for (; i < len; i++)
         acc |= (unsigned char)s[i];
-    return acc < 0x80;
+    return !(acc & UINT64_C(0x8080808080808080));
 }
 
 size_t atab__atom_size(const atab_atom *a)
@@ -131,15 +136,15 @@ size_t atab__atom_size(const atab_atom *a)
     return sizeof(atab_atom) + atab_len(a) + 1;
 }
 
-atab_atom *atab__atom_new(atab_table *t, const atab__key *k)
+atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k)
 {
-    atab_atom *a = atab__alloc(t, sizeof(atab_atom) + k->len + 1);
+    atab_atom *a = atab__alloc_in(t, acct, sizeof(atab_atom) + k->len + 1);
     if (!a)
         return NULL;
     if (((uintptr_t)a & 7) || (uint64_t)(uintptr_t)a >> 48) {
         /* slots and caches pack the address (table.h, thread.h): a block
         ** the allocator should not have given is as good as none */
-        atab__free(t, a, sizeof(atab_atom) + k->len + 1);
+        atab__free_in(t, acct, a, sizeof(atab_atom) + k->len + 1);
         return atab__fail(ATAB_ENOMEM);
     }
     char *c = (char *)(a + 1);
@@ -154,7 +159,7 @@ atab_atom *atab__atom_new(atab_table *t, const atab__key *k)
     return a;
 }
 
-void atab__atom_free(atab_table *t, atab_atom *a)
+void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a)
 {
-    atab__free(t, a, atab__atom_size(a));
+    atab__free_in(t, acct, a, atab__atom_size(a));
 }

@@ -26,9 +26,10 @@
 #define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
 #define ATAB__REF_DEAD UINT32_MAX
 
-/* A new dynamic atom with count 1, or NULL (error set). */
-ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, const atab__key *k);
-ATAB__HIDDEN void atab__atom_free(atab_table *t, atab_atom *a);
+/* A new dynamic atom with count 1, or NULL (error set); its bytes are
+** charged to `acct` (alloc.c: atab__alloc_in), and freed from it. */
+ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k);
+ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
 ATAB__HIDDEN size_t atab__atom_size(const atab_atom *a);
 
 static inline uint32_t *atab__count_word(const atab_atom *a)

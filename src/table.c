@@ -82,20 +82,22 @@ ATAB__INLINE const atab_atom *group_find(atab__arr v, size_t g, uint32_t m, uint
     return NULL;
 }
 
-/* The probe past group A: group B, then on while the group read has no
-** empty slot (table.h). */
+/* The probe past group A: group B, and on from there, while the group read
+** has no empty slot, only in an array whose keys overflowed (table.h). */
 ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn match,
                                            const void *key, size_t *at)
 {
     unsigned c = atab__h_ctrl(h);
-    for (size_t g = atab__h_group2(h, v.ngroups);;) {   /* ends: a group has an empty slot */
+    size_t g = atab__h_group2(h, v.ngroups);
+    for (size_t n = 0; n < v.ngroups; n++) {
         atab__group gr = atab__group_read(v, g, c);
         const atab_atom *a = group_find(v, g, gr.match, h, match, key, at);
-        if (a || gr.empty)
+        if (a || gr.empty || !v.overflow)
             return a;
         if (++g == v.ngroups)
             g = 0;
     }
+    return NULL;
 }
 
 /* The atom in v that `match` accepts for a key of hash h, or NULL; *at
@@ -152,7 +154,7 @@ const uint64_t atab__no_slots[ATAB__GROUP / 8] __attribute__((aligned(16))) = {U
 
 static inline int is_array(uint64_t word)
 {
-    return (word >> 56) != 0;   /* code 0 is atab__no_slots */
+    return atab__arr_code(word) != 0;   /* code 0 is atab__no_slots */
 }
 
 /* Slots in a shard's array; 0 with none. */
@@ -169,23 +171,36 @@ static void set_ctrl(atab__arr v, size_t i, unsigned byte)
     __atomic_store_n(p, w, __ATOMIC_RELEASE);
 }
 
+/* Set bits of a group mask (16 bits), without a libgcc call where the
+** target has no popcount instruction. */
+static unsigned popcount16(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x5555);
+    m = (m & 0x3333) + ((m >> 2) & 0x3333);
+    m = (m + (m >> 4)) & 0x0f0f;
+    return (m + (m >> 8)) & 0x1f;
+}
+
 /* Where an insert of h goes: a free (empty or deleted) slot of the less
 ** full of groups A and B; when both are full, the first free slot past B
-** with `overflow`, else SIZE_MAX. There is one: the load stays below 1. */
-static size_t find_free(atab__arr v, uint64_t h, int overflow)
+** with `overflow` (which is then set to 2: the caller flags the array),
+** else SIZE_MAX. There is one: the load stays below 1. */
+static size_t find_free(atab__arr v, uint64_t h, int *overflow)
 {
     size_t a = atab__h_group(h, v.ngroups), b = atab__h_group2(h, v.ngroups);
     uint32_t fa = atab__group_read(v, a, 0).free, fb = atab__group_read(v, b, 0).free;
-    if (fa && __builtin_popcount(fa) >= __builtin_popcount(fb))
+    if (fa && popcount16(fa) >= popcount16(fb))
         return a * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
     if (fb)
         return b * ATAB__GROUP + (unsigned)__builtin_ctz(fb);
-    for (size_t g = b; overflow;) {
+    for (size_t g = b; *overflow;) {
         if (++g == v.ngroups)
             g = 0;
         uint32_t f = atab__group_read(v, g, 0).free;
-        if (f)
+        if (f) {
+            *overflow = 2;
             return g * ATAB__GROUP + (unsigned)__builtin_ctz(f);
+        }
     }
     return SIZE_MAX;
 }
@@ -198,15 +213,16 @@ static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
     set_ctrl(v, i, atab__h_ctrl(h));
 }
 
-/* Empties slot i. A group that has an empty slot already ends every probe
-** that reaches it, so its slot can be empty again; otherwise probes may
-** pass through to later groups, and it must stay marked deleted. The slot
+/* Empties slot i. Only probes of an array whose keys overflowed go on past
+** group B, and only while groups have no empty slot: there, a slot of a
+** group without one must stay marked deleted, so that those probes still
+** pass through to the keys beyond. The slot
 ** keeps its old address until reused: readers that matched the old
 ** control byte still find the atom, which is freed only after a grace
 ** period. */
 static void erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    if (atab__group_read(v, i / ATAB__GROUP, 0).empty) {
+    if (!v.overflow || atab__group_read(v, i / ATAB__GROUP, 0).empty) {
         set_ctrl(v, i, ATAB__CTRL_EMPTY);
     } else {
         set_ctrl(v, i, ATAB__CTRL_DELETED);
@@ -219,7 +235,7 @@ static void free_arr(atab_table *t, uint64_t word)
 {
     if (is_array(word))
         atab__free(t, (void *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1)),
-                   atab__code_bytes((unsigned)(word >> 56)));
+                   atab__code_bytes(atab__arr_code(word)));
 }
 
 /* The smallest size class whose groups hold n full slots at the growth
@@ -233,38 +249,64 @@ static unsigned code_for(size_t n)
     return code;
 }
 
+/* Copies the full slots of array word `from` into the empty array of word
+** `to`; returns `to`, flagged if a key had to go past its two groups. */
+static uint64_t fill(atab_table *t, uint64_t to, uint64_t from)
+{
+    atab__arr nv = atab__arr_of(to), ov = atab__arr_of(from);
+    int overflow = 1;
+    for (size_t g = 0; g < nv.ngroups; g++)
+        memset(atab__group_ctrl(nv, g), ATAB__CTRL_EMPTY, ATAB__GROUP);
+    for (size_t j = 0; is_array(from) && j < atab__arr_cap(ov); j++) {
+        if (atab__slot_full(ov, j)) {
+            uint64_t s = *atab__slot_ptr(ov, j);
+            uint64_t h = atom_hash(t, atab__slot_atom(s));
+            size_t i = find_free(nv, h, &overflow);
+            *atab__slot_ptr(nv, i) = s;   /* same tag: the hash did not change */
+            atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = (uint8_t)atab__h_ctrl(h);
+        }
+    }
+    return overflow == 2 ? to | ATAB__ARR_OVERFLOW : to;
+}
+
+/* A new block of size class `code` as an array word; 0 (error set) when
+** none can be had. */
+static uint64_t new_block(atab_table *t, unsigned code)
+{
+    size_t bytes = atab__code_bytes(code);
+    void *blk = atab__alloc(t, bytes);
+    if (!blk)
+        return 0;
+    if ((uint64_t)(uintptr_t)blk >> 48 || (uintptr_t)blk % 16) {   /* as no memory */
+        atab__free(t, blk, bytes);
+        atab__set_error(ATAB_ENOMEM);
+        return 0;
+    }
+    return (uint64_t)code << 56 | (uintptr_t)blk;
+}
+
 /* Moves a locked shard's full slots into a new array of size class `code`
-** (atab__no_slots when code is 0) and publishes it. Returns the old array's word,
-** which readers may still be probing (free it after a grace period), or
-** UINT64_MAX when the allocation failed: the old array stays (a failed
-** rebuild is benign, it only costs speed). */
+** (atab__no_slots when code is 0) and publishes it; where a key would have
+** to go past its two groups, up to two classes larger instead. Returns the
+** old array's word, which readers may still be probing (free it after a
+** grace period), or UINT64_MAX when the allocation failed: the old array
+** stays (a failed rebuild is benign, it only costs speed). */
 static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
     uint64_t old = sh->arr, word = atab__no_arr();
-    if (code) {
-        size_t bytes = atab__code_bytes(code);
-        void *blk = atab__alloc(t, bytes);
-        if (!blk)
+    atab_status saved = atab_last_error();
+    for (unsigned tries = 0; code; tries++, code++) {
+        uint64_t blk = new_block(t, code);
+        if (!blk && !tries)
             return UINT64_MAX;
-        if ((uint64_t)(uintptr_t)blk >> 48 || (uintptr_t)blk % 16) {   /* as no memory */
-            atab__free(t, blk, bytes);
-            atab__set_error(ATAB_ENOMEM);
-            return UINT64_MAX;
+        if (!blk) {
+            atab__set_error(saved);
+            break;   /* keep the overflowing one */
         }
-        word = (uint64_t)code << 56 | (uintptr_t)blk;
-        atab__arr nv = atab__arr_of(word);
-        for (size_t g = 0; g < nv.ngroups; g++)
-            memset(atab__group_ctrl(nv, g), ATAB__CTRL_EMPTY, ATAB__GROUP);
-        atab__arr ov = atab__arr_of(old);
-        for (size_t j = 0; is_array(old) && j < atab__arr_cap(ov); j++) {
-            if (atab__slot_full(ov, j)) {
-                uint64_t s = *atab__slot_ptr(ov, j);
-                uint64_t h = atom_hash(t, atab__slot_atom(s));
-                size_t i = find_free(nv, h, 1);
-                *atab__slot_ptr(nv, i) = s;   /* same tag: the hash did not change */
-                atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = (uint8_t)atab__h_ctrl(h);
-            }
-        }
+        free_arr(t, word);
+        word = fill(t, blk, old);
+        if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || code + 1 >= ATAB__MAX_CODE)
+            break;
     }
     __atomic_store_n(&sh->arr, word, __ATOMIC_RELEASE);
     sh->deleted = 0;
@@ -277,7 +319,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 ** insert may go ahead. */
 static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 {
-    size_t cap = shard_cap(sh), full = (size_t)sh->used + sh->deleted;
+    size_t cap = shard_cap(sh), full = sh->used;   /* deleted slots are free */
     if (sh->used >= 0x7fffffff) {   /* 32-bit counters */
         atab__set_error(ATAB_ENOMEM);
         return -1;
@@ -298,50 +340,59 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 }
 
 /* Inserts slot value s for hash h into a locked shard. When both of its
-** groups are full, the array grows a class first (past half full only, so
+** groups are full, the array grows a class first (past 3/4 full only, so
 ** that keys crafted to share groups cannot make it grow without bound);
-** where it cannot, the key goes past them (benign: one more group read). */
+** where it does not, the key goes past them (benign: probes of this array
+** read on past B). */
 static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired)
 {
     if (reserve(t, sh, retired) != 0)
         return -1;
     atab__arr v = atab__arr_of(sh->arr);
-    size_t i = find_free(v, h, 0);
+    int overflow = 0;
+    size_t i = find_free(v, h, &overflow);
     if (i == SIZE_MAX) {
-        unsigned code = (unsigned)(sh->arr >> 56) + 1, want = code_for((size_t)sh->used + 1);
+        unsigned code = atab__arr_code(sh->arr) + 1, want = code_for((size_t)sh->used + 1);
         atab_status saved = atab_last_error();
         uint64_t old = UINT64_MAX;
-        if (!*retired && 2 * (size_t)sh->used >= shard_cap(sh) && code < ATAB__MAX_CODE)
+        if (!*retired && 4 * (size_t)sh->used >= 3 * shard_cap(sh) && code < ATAB__MAX_CODE)
             old = rebuild(t, sh, want > code ? want : code);
         if (old != UINT64_MAX)
             *retired = old;
         atab__set_error(saved);
         v = atab__arr_of(sh->arr);
-        i = find_free(v, h, 1);
+        overflow = 1;
+        i = find_free(v, h, &overflow);
+        if (overflow == 2)   /* probes must look past B: before the key is there */
+            __atomic_store_n(&sh->arr, sh->arr | ATAB__ARR_OVERFLOW, __ATOMIC_RELEASE);
     }
     if (atab__group_ctrl(v, i / ATAB__GROUP)[i % ATAB__GROUP] == ATAB__CTRL_DELETED)
         sh->deleted--;
     put(v, i, s, h);
     sh->used++;
+    __atomic_store_n(&sh->inserts, sh->inserts + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
 /* ---- finding and inserting ---- */
 
-/* Under the shard's lock: finds the key again, else a static atom (cached
-** in the shard, so later hits are one lock-free probe), else with `insert`
-** a new atom. A dynamic atom found gets a reference on its count. Called
-** outside any section: the grace period after a rebuild waits for them. */
+/* Under the shard's lock: finds the key again (unless `seen`, the shard's
+** insert count read before a lock-free probe that missed, says no key came
+** in since), else a static atom (cached in the shard, so later hits are one
+** lock-free probe), else with `insert` a new atom. A dynamic atom found
+** gets a reference on its count. Called outside any section: the grace
+** period after a rebuild waits for them. */
 static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
-                                              const char *u8, int insert_new)
+                                              const char *u8, int insert_new, uint64_t seen)
 {
     atab__shard *sh = shard_of(t, k->hash);
     uint64_t retired = 0;
     atab_status saved = atab_last_error();
-    const atab_atom *a;
+    const atab_atom *a = NULL;
 
     pthread_mutex_lock(&sh->lock);
-    a = probe(atab__arr_of(sh->arr), k->hash, match_key, k, NULL);
+    if (seen != sh->inserts)
+        a = probe(atab__arr_of(sh->arr), k->hash, match_key, k, NULL);
     if (a) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
@@ -350,13 +401,11 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
             sh->statics++;
         atab__set_error(saved);   /* failing to cache it is benign */
     } else if (insert_new) {
-        atab_atom *na = atab__atom_new(t, k);
+        atab_atom *na = atab__atom_new(t, &sh->bytes, k);
         if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired) != 0) {
-            atab__atom_free(t, na);
+            atab__atom_free(t, &sh->bytes, na);
             na = NULL;
         }
-        if (na)
-            __atomic_add_fetch(&t->live, 1, __ATOMIC_RELAXED);
         a = na;
     } else {
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
@@ -374,11 +423,19 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
 ** unless a static atom not yet cached could match (the sets are immutable:
 ** asking them takes no lock); an intern takes the lock. */
 static __attribute__((noinline)) const atab_atom *
-after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new)
+after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new, uint64_t seen)
 {
     if (!insert_new && !atab__static_lookup(t, u8, k->len))
         return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
-    return find_or_insert_locked(t, k, u8, insert_new);
+    return find_or_insert_locked(t, k, u8, insert_new, seen);
+}
+
+#define UNSEEN UINT64_MAX   /* no insert count read: look again under the lock */
+
+/* The shard's insert count, read before a probe (for find_or_insert_locked). */
+static inline uint64_t inserts_of(const atab__shard *sh)
+{
+    return __atomic_load_n(&sh->inserts, __ATOMIC_ACQUIRE);
 }
 
 /* This thread's record on t: the one used last, else a lookup. */
@@ -396,15 +453,17 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
 {
     atab__rec *r = rec_of(t);
     if (ATAB__UNLIKELY(!r))
-        return find_or_insert_locked(t, k, u8, insert_new);
+        return find_or_insert_locked(t, k, u8, insert_new, UNSEEN);
     atab__enter_rec(r);
-    atab__arr v = shard_arr(shard_of(t, k->hash));
+    atab__shard *sh = shard_of(t, k->hash);
+    uint64_t seen = inserts_of(sh);
+    atab__arr v = shard_arr(sh);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = probe(v, k->hash, match_key, k, NULL);
     if (a && !atab_is_static(a) && atab__ref(r, a) != 0)
-        a = NULL;   /* killed by a sweep: absent */
+        a = NULL, seen = UNSEEN;   /* killed by a sweep: absent */
     atab__leave(r);
-    return a ? a : after_miss(t, k, u8, insert_new);
+    return a ? a : after_miss(t, k, u8, insert_new, seen);
 }
 
 /* The short-key path's ways out, out of line so the hit path below saves
@@ -417,12 +476,13 @@ short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_n
 }
 
 static __attribute__((noinline)) const atab_atom *
-short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new,
+             uint64_t seen)
 {
     if (!insert_new && len > t->static_maxlen)
         return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
     atab__key k = {s, NULL, 0, len, h};
-    return after_miss(t, &k, s, insert_new);
+    return after_miss(t, &k, s, insert_new, seen);
 }
 
 /* A found atom's end of the short-key path: its reference, then leave. */
@@ -432,7 +492,7 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
 {
     if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
         atab__leave(r);   /* killed by a sweep: absent */
-        return short_missed(t, s, len, h, insert_new);
+        return short_missed(t, s, len, h, insert_new, UNSEEN);
     }
     atab__leave(r);
     return a;
@@ -443,7 +503,8 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
 ** line and reached by a tail call, so the hit path keeps no register for
 ** it (4 keys in 10 sit in group B). */
 static __attribute__((noinline)) const atab_atom *
-short_from_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_from_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new,
+             uint64_t seen)
 {
     atab__rec *r = atab__tls_last.rec;
     short_key k = {s, len};
@@ -451,7 +512,7 @@ short_from_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     if (a)
         return short_found(t, r, a, s, len, h, insert_new);
     atab__leave(r);
-    return short_missed(t, s, len, h, insert_new);
+    return short_missed(t, s, len, h, insert_new, seen);
 }
 
 /* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
@@ -464,12 +525,14 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         return short_general(t, s, len, h, insert_new);   /* first visit, another table */
     short_key k = {s, len};
     atab__enter_rec(atab__tls_last.rec);
-    atab__arr v = shard_arr(shard_of(t, h));
+    atab__shard *sh = shard_of(t, h);
+    uint64_t seen = inserts_of(sh);
+    atab__arr v = shard_arr(sh);
     size_t g = atab__h_group(h, v.ngroups);
     const atab_atom *a = group_find(v, g, atab__group_read(v, g, atab__h_ctrl(h)).match, h,
                                     match_short, &k, NULL);
     if (!a)
-        return short_from_b(t, s, len, h, insert_new);
+        return short_from_b(t, s, len, h, insert_new, seen);
     return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
 }
 
@@ -559,6 +622,7 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
 
 typedef struct retire {
     atab_atom *atoms[RETIRE_MAX];
+    unsigned char shard[RETIRE_MAX];   /* whose bytes each atom is charged to */
     size_t n_atoms;
     uint64_t arrays[4];
     size_t n_arrays;
@@ -572,19 +636,21 @@ static void retire_flush(atab_table *t, retire *rt)
     ATAB__PAUSE("sweep:free", t);
     atab__synchronize(t);
     for (size_t i = 0; i < rt->n_atoms; i++)
-        atab__atom_free(t, rt->atoms[i]);
+        atab__atom_free(t, &t->shards[rt->shard[i]].bytes, rt->atoms[i]);
     for (size_t i = 0; i < rt->n_arrays; i++)
         free_arr(t, rt->arrays[i]);
     rt->n_atoms = rt->n_arrays = 0;
 }
 
-/* Shrinks a locked shard whose array the sweep left sparse or full of
-** deleted slots (none at all when it is empty); benign on failure. */
+/* Shrinks a locked shard whose array the sweep left under a quarter used
+** (to none at all when it is empty): a shard that churns between sweeps
+** keeps the room it needs, and is not rebuilt twice a sweep. Benign on
+** failure. Deleted slots are no reason: inserts reuse them, and they
+** lengthen no probe (erase). */
 static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 {
-    size_t cap = shard_cap(sh);
     unsigned code = sh->used ? code_for(sh->used) : 0;
-    if (!cap || (sh->deleted <= cap / 4 && (code && atab__code_bytes(code) * 2 > 9 * cap)))
+    if (!is_array(sh->arr) || 4 * (size_t)sh->used >= shard_cap(sh))
         return;
     atab_status saved = atab_last_error();
     uint64_t old = rebuild(t, sh, code);
@@ -610,6 +676,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
         if (!atab__count_kill(a))
             continue;   /* revived just now */
         erase(sh, v, i);
+        rt->shard[rt->n_atoms] = (unsigned char)(sh - t->shards);
         rt->atoms[rt->n_atoms++] = a;
         freed++;
     }
@@ -636,7 +703,6 @@ static size_t sweep(atab_table *t)
         } while (got && rt.n_atoms == 0);   /* the buffer filled: this shard again */
     }
     retire_flush(t, &rt);
-    __atomic_sub_fetch(&t->live, freed, __ATOMIC_RELAXED);
     return freed;
 }
 
@@ -725,7 +791,7 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(sh->arr);
         if (is_array(sh->arr) && array_fn)
-            array_fn(ud, v.base, atab__code_bytes((unsigned)(sh->arr >> 56)));
+            array_fn(ud, v.base, atab__code_bytes(atab__arr_code(sh->arr)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
@@ -758,7 +824,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         out->capacity += shard_cap(sh);
         pthread_mutex_unlock(&sh->lock);
     }
-    out->bytes = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+    out->bytes = atab__bytes(t);
     out->misuse = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
     return ATAB_OK;
 }
@@ -918,7 +984,7 @@ static void table_destroy(atab_table *t)
                 continue;
             const atab_atom *a = atab__slot_atom(*atab__slot_ptr(v, j));
             if (!atab_is_static(a))
-                atab__atom_free(t, (atab_atom *)a);
+                atab__atom_free(t, &sh->bytes, (atab_atom *)a);
         }
         free_arr(t, sh->arr);
         pthread_mutex_destroy(&sh->lock);

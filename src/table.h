@@ -16,9 +16,12 @@
 **
 ** Two choices. A key has two home groups, A and B; an insert takes the
 ** less full of the two, so groups fill evenly and a probe reads A, then B,
-** and goes on past B (linearly, to the first group with an empty slot)
-** only in the rare case that both were full. Every key costs one or two
-** group reads: the cost of a hit hardly depends on the key or the load.
+** and stops there. When both are full the array grows instead; only where
+** it cannot does a key go past B (linearly, to the first free slot), and
+** the array's word then says so (ATAB__ARR_OVERFLOW): probes of that array
+** go on past B to the first group with an empty slot. Every key costs one
+** or two group reads, however full the table or however many slots sweeps
+** left deleted.
 **
 ** The 64-bit hash h is split: bits 58-63 the shard, 51-57 the control
 ** byte, 35-50 the slot tag, bits 0-31 group A and bits 16-47 xor 0-31
@@ -44,6 +47,7 @@
 typedef struct atab__arr {
     uint8_t *base;      /* the block */
     size_t ngroups;
+    int overflow;       /* some key sits past its two groups */
 } atab__arr;
 
 static inline uint8_t *atab__group_ctrl(atab__arr v, size_t g)
@@ -190,11 +194,18 @@ static inline int atab__slot_may_match(uint64_t s, uint64_t h)
 /* ---- arrays ---- */
 
 /* An array's block is an allocator size class, (4 + m) << e bytes, given
-** by its code e << 2 | m; the shard's `arr` word packs the code in its top
-** 8 bits with the block's address, so a reader gets both in one load. A
+** by its code e << 2 | m; the shard's `arr` word packs the code in bits
+** 56-62 and the overflow flag in bit 63 with the block's address, so a
+** reader gets all three in one load. A
 ** shard with no array points at atab__no_slots, one group of empty
 ** control bytes (code 0), so a probe needs no test for it. */
-#define ATAB__MAX_CODE (40 << 2)   /* blocks up to 2^40 bytes */
+#define ATAB__MAX_CODE (35 << 2)   /* blocks up to 2^35 bytes */
+#define ATAB__ARR_OVERFLOW (UINT64_C(1) << 63)
+
+static inline unsigned atab__arr_code(uint64_t word)
+{
+    return (unsigned)(word >> 56) & 0x7f;
+}
 
 static inline size_t atab__code_bytes(unsigned code)
 {
@@ -209,7 +220,8 @@ static inline atab__arr atab__arr_of(uint64_t word)
 {
     atab__arr v;
     v.base = (uint8_t *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1));
-    v.ngroups = atab__code_groups[word >> 56];
+    v.ngroups = atab__code_groups[atab__arr_code(word)];
+    v.overflow = (int)(word >> 63);
     return v;
 }
 
@@ -239,10 +251,12 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 
 typedef struct atab__shard {
     pthread_mutex_t lock;
-    uint64_t arr;      /* code << 56 | block address, or atab__no_arr() */
+    uint64_t arr;      /* flag, code and block address, or atab__no_arr() */
+    uint64_t inserts;  /* keys inserted, ever (atomic; see table.c) */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t deleted;  /* CTRL_DELETED slots */
     uint32_t statics;  /* cached static atoms among `used` */
+    size_t bytes;      /* its atoms' requested bytes, with no memory limit (atomic) */
 } __attribute__((aligned(64))) atab__shard;   /* one cache line on LP64 glibc */
 
 struct atab_table {
@@ -252,10 +266,9 @@ struct atab_table {
     uint64_t id;                /* unique per table, never reused */
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
-    size_t bytes;               /* requested bytes in use (atomic) */
+    size_t bytes;               /* requested bytes in use but the shards' (atomic) */
     size_t unused;              /* estimate of atoms at count 0 (atomic) */
     uint32_t zero_batch;        /* zeros a record gathers before adding them */
-    size_t live;                /* dynamic atoms (atomic) */
     size_t misuse;              /* atoms found over-released, kept (atomic) */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
     const atab_static_set **sets;

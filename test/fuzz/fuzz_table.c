@@ -415,7 +415,7 @@ static void check(atab_table *t, model *m, int after_release, int full)
         model_swept(m);
         full = 1;
     }
-    CHECK(__atomic_load_n(&t->bytes, __ATOMIC_RELAXED) == m->al->bytes);
+    CHECK(atab__bytes(t) == m->al->bytes);
     model_ent *e = m->touched;
     if (e && e->present) {
         CHECK(atab_len(e->a) == e->len && memcmp(atab_chars(e->a), e->s, e->len) == 0);
