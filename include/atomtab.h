@@ -234,26 +234,33 @@ ATAB_API const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s,
 ATAB_API const atab_atom *atab_ref(const atab_atom *a);
 
 /**
- * Drops a reference. An atom whose count reaches zero stays in the table,
+ * Drops a reference. An atom with no holder left stays in the table,
  * unused, until a sweep; interning it again before then revives it. When
  * the number of unused atoms passes the table's sweep threshold, the
- * releasing thread runs the sweep itself (see atab_gc for what it costs).
+ * releasing thread runs the sweep itself (see atab_gc for what it costs);
+ * no other thread waits for it. A release usually writes nothing shared:
+ * the reference stays in this thread's small cache as a spare for its next
+ * hit of the same atom (spares count in the atom's count until a sweep, a
+ * report, or the thread's exit gives them back).
  * No-op for static atoms. @return ATAB_OK, ATAB_EINVAL (NULL), or ATAB_EREFS
- * when the count was already zero (a double release; nothing changes).
- * Double releases and pointers that are not atoms of `t` are detected in
- * debug builds (-DATAB_DEBUG: ATAB_EREFS, ATAB_EINVAL; the table is left as
- * it was). Release builds cannot tell a double release from other threads'
- * cached references: they return ATAB_OK and the next sweep keeps the atom
- * forever instead of freeing it (counted in atab_stats.misuse).
+ * for a release of a reference nobody holds (the count would go below what
+ * is held: a double release); nothing changes then, and atab_stats.misuse
+ * counts it. A double release of an atom that another holder still holds
+ * cannot be told from that holder's own release, as with any reference
+ * count. Debug builds (-DATAB_DEBUG) also refuse pointers that are not
+ * atoms of `t` (ATAB_EINVAL; nothing is touched).
  * Thread-safe.
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);
 
 /**
- * Sweeps: frees every dynamic atom whose count is zero and returns how many
- * it freed. It locks one shard of the table at a time, so other threads are
- * held up only while their shard is swept; the cost is one pass over the
- * slots. Thread-safe. Returns 0 for NULL.
+ * Sweeps: gives every thread's spare references back to the counts, then
+ * frees every dynamic atom whose count is zero, and returns how many it
+ * freed. Lookups and releases on other threads never wait for it: it takes
+ * one shard's lock at a time (only inserts into that shard wait, for one
+ * pass over it), an atom is unlinked under that lock and freed only once
+ * no thread can still be reading it, and a hit racing the sweep either
+ * revives the atom first or finds it gone. Thread-safe. Returns 0 for NULL.
  */
 ATAB_API size_t atab_gc(atab_table *t);
 
@@ -264,13 +271,13 @@ typedef struct atab_stats {
     size_t statics_seen; /**< static atoms cached in the table's slots */
     size_t capacity;     /**< slots over all shards */
     size_t bytes;        /**< requested bytes: atoms + slot arrays + table */
-    size_t misuse;       /**< atoms found released more often than
-                              referenced; kept forever rather than freed */
+    size_t misuse;       /**< releases refused with ATAB_EREFS (a reference
+                              nobody held); nothing was changed by them */
 } atab_stats;
 
 /** Fills *out. @return ATAB_OK or ATAB_EINVAL for NULL arguments.
- *  Thread-safe: it stops the table's readers for a pass over the threads'
- *  reference caches, then locks one shard at a time. */
+ *  Thread-safe: it gives the threads' spare references back to the counts
+ *  (no thread waits for that), then locks one shard at a time. */
 ATAB_API int atab_get_stats(atab_table *t, atab_stats *out);
 
 /** Live dynamic atoms (unused included); 0 for NULL. Thread-safe (one
@@ -502,8 +509,8 @@ struct atab_static_set {
  * atab_chars(a). The caller must hold a reference on `a` (as for atab_ref).
  * @return `a`, or NULL with atab_last_error() set to ATAB_EINVAL (NULL
  *         argument, or the table is being freed).
- * Thread-safe: the reference goes to the thread's reference cache; the
- * table's handle count is one atomic add.
+ * Thread-safe: the reference is a spare from the thread's cache when it has
+ * one; the table's handle count is one atomic add.
  */
 ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a);
 
