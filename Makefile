@@ -548,8 +548,15 @@ bench-lifecycle: report-tool sc-bench
 
 bench-probes: report-tool
 	@sh tools/deps.sh valgrind
-	@$(MAKE) --no-print-directory $(ATOMPROBES)
+	@$(MAKE) --no-print-directory $(ATOMPROBES) $(ATOMPROBELEN)
 	sh tools/probes-callgrind.sh $(ATOMPROBES) $(CORPUS) $(BENCH_DIR)/probes -- $(PROBES_ARGS)
+	$(ATOMPROBELEN) $(CORPUS)
+
+# Where keys sit (groups a hit reads), from the table's internals.
+ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
+$(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
 
 # ---- C++: include/atomtab.hpp (installed) and its test, -std=c++17 with
 # -Wall -Wextra -pedantic as errors ----

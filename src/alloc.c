@@ -60,8 +60,9 @@ const atab_allocator *atab_default_allocator(void)
 }
 
 /* The counter a block is charged to: the table's, or with no memory limit
-** to check, the shard's own `acct` (atoms: threads creating and sweeping
-** atoms of different shards then share no written line). */
+** to check, `acct` (atoms: the creating or freeing thread's record, so
+** threads churning atoms share no written line; thread.c folds a record's
+** count into the table's when the record goes). */
 static size_t *account(atab_table *t, size_t *acct)
 {
     return acct && !t->memory_limit ? acct : &t->bytes;
@@ -99,14 +100,6 @@ void *atab__alloc(atab_table *t, size_t size)
 void atab__free(atab_table *t, void *p, size_t size)
 {
     atab__free_in(t, NULL, p, size);
-}
-
-size_t atab__bytes(const atab_table *t)
-{
-    size_t n = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
-    for (unsigned i = 0; i < ATAB__SHARDS; i++)
-        n += __atomic_load_n(&t->shards[i].bytes, __ATOMIC_RELAXED);
-    return n;
 }
 
 size_t atab__usable(const atab_table *t, const void *p, size_t size)

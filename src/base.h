@@ -27,11 +27,11 @@ ATAB__HIDDEN void atab__set_error(atab_status code);
 ATAB__HIDDEN void *atab__alloc(atab_table *t, size_t size);
 ATAB__HIDDEN void atab__free(atab_table *t, void *p, size_t size);
 /* The same, charged to the counter `acct` when the table has no memory
-** limit (a shard's, for its atoms), else to the table's. */
+** limit (a thread's record's, for atoms), else to the table's. */
 ATAB__HIDDEN void *atab__alloc_in(atab_table *t, size_t *acct, size_t size);
 ATAB__HIDDEN void atab__free_in(atab_table *t, size_t *acct, void *p, size_t size);
-/* Requested bytes in use: the table's counter and every shard's. */
-ATAB__HIDDEN size_t atab__bytes(const atab_table *t);
+/* Requested bytes in use: the table's counter and every record's (thread.c). */
+ATAB__HIDDEN size_t atab__bytes(atab_table *t);
 /* Usable size of a block from the table's allocator; 0 when unknown. */
 ATAB__HIDDEN size_t atab__usable(const atab_table *t, const void *p, size_t size);
 

@@ -8,15 +8,15 @@
 ** costs what a table with none does to create.
 **
 ** Finding a static atom, and the per-table seed. The table's slots are
-** keyed by seeded XXH3 (a random seed per table, against hash flooding);
-** the index cannot be keyed by a seed only known at run time, so it uses
-** its own fixed hash (static_hash.h, seeded by a constant the generator
-** chose). That hash runs only on the locked miss path (table.c,
-** locked_path, for keys no longer than the longest static atom): the atom
-** found is then cached in the shard's seeded slots, so every later lookup
-** of that string, on any thread, is the ordinary lock-free hit: one XXH3,
-** one probe, and no reference counting, since the atom is static. No lookup
-** ever hashes twice except the first miss of each static string on a table.
+** keyed by a seeded hash (a random seed per table, against hash flooding:
+** hash.h, short keys inline, XXH3 for longer ones); the index cannot be
+** keyed by a seed only known at run time, so it uses its own fixed hash
+** (static_hash.h, seeded by a constant the generator chose). A key that
+** misses the table is first tested against each set's miss filter (a few
+** loads, no hashing); only keys the filter lets through pay that hash, and
+** an atom found is then cached in the shard's seeded slots, so every later
+** lookup of that string, on any thread, is the ordinary lock-free hit: one
+** hash, one probe, and no reference counting, since the atom is static.
 ** Measured with callgrind by bench/static_hits.c (make bench-static).
 **
 ** Overlapping sets: sets are searched in registration order, the default

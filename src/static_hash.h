@@ -3,13 +3,13 @@
 ** shared by the generator (tools/atomtab-genstatic.c) and static.c, so
 ** the two cannot drift. Depends on nothing but <stdint.h>/<stddef.h>.
 **
-** Why a hash of its own: a table's slots are keyed by XXH3 with a random
+** Why a hash of its own: a table's slots are keyed by a hash with a random
 ** per-table seed (hash flooding), which the generator cannot know. The
 ** static index therefore uses this fixed hash, seeded only by a constant
-** the generator chose (atab_static_set.seed), and it runs only on the
-** locked miss path: the atom found is then cached in the table's own
-** seeded slots, so every later lookup of it is the ordinary lock-free hit
-** and never hashes twice. Reads are byte by byte into little-endian words,
+** the generator chose (atab_static_set.seed), and it runs only for keys
+** that missed the table and passed the set's miss filter: the atom found
+** is then cached in the table's own seeded slots, so every later lookup of
+** it is the ordinary lock-free hit and never hashes twice. Reads are byte by byte into little-endian words,
 ** so a generator run on any host makes an index valid on every target.
 */
 #ifndef ATAB_STATIC_HASH_H

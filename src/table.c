@@ -24,8 +24,8 @@
 
 #include "atab_int.h"
 
-/* Load policy. An array is rebuilt when full + deleted slots would pass
-** LOAD_NUM/LOAD_DEN of it, or when both of a new key's groups are full,
+/* Load policy. An array is rebuilt when its full slots would pass
+** LOAD_NUM/LOAD_DEN of it (deleted slots are free for inserts), or when both of a new key's groups are full,
 ** into the smallest size class that holds the full slots at
 ** GROW_NUM/GROW_DEN (the next class up, 1.2-1.25x, as a rule). So every key
 ** sits in one of its two groups. Chosen on the bundled corpus (make
@@ -82,8 +82,8 @@ ATAB__INLINE const atab_atom *group_find(atab__arr v, size_t g, uint32_t m, uint
     return NULL;
 }
 
-/* The probe past group A: group B, and on from there, while the group read
-** has no empty slot, only in an array whose keys overflowed (table.h). */
+/* The probe from group B on, while the group read has no empty slot, in an
+** array whose keys overflowed (table.h). */
 ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn match,
                                            const void *key, size_t *at)
 {
@@ -107,10 +107,13 @@ ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn mat
 ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
                                     const void *key, size_t *at)
 {
-    size_t g = atab__h_group(h, v.ngroups);
-    atab__group gr = atab__group_read(v, g, atab__h_ctrl(h));
-    const atab_atom *a = group_find(v, g, gr.match, h, match, key, at);
-    return a ? a : probe_from_b(v, h, match, key, at);
+    size_t ga = atab__h_group(h, v.ngroups), gb = atab__h_group2(h, v.ngroups);
+    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
+    uint32_t mb = atab__group_read(v, gb, atab__h_ctrl(h)).match;
+    const atab_atom *a = group_find(v, ga, ma, h, match, key, at);
+    if (!a)
+        a = group_find(v, gb, mb, h, match, key, at);
+    return a || !v.overflow ? a : probe_from_b(v, h, match, key, at);
 }
 
 /* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
@@ -226,7 +229,6 @@ static void erase(atab__shard *sh, atab__arr v, size_t i)
         set_ctrl(v, i, ATAB__CTRL_EMPTY);
     } else {
         set_ctrl(v, i, ATAB__CTRL_DELETED);
-        sh->deleted++;
     }
     sh->used--;
 }
@@ -309,7 +311,6 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
             break;
     }
     __atomic_store_n(&sh->arr, word, __ATOMIC_RELEASE);
-    sh->deleted = 0;
     return old;
 }
 
@@ -339,11 +340,33 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     return -1;
 }
 
+/* Frees a slot of full group g (shard lock held) by moving one of its keys
+** that sits in its group A to its group B, where there is room; the slot's
+** index, or SIZE_MAX. The key is copied before its old slot is emptied,
+** and probes read A before B, so a probe racing the move finds it in one
+** or the other (a move from B to A could be missed: never made). */
+static size_t kick(atab_table *t, atab__arr v, size_t g)
+{
+    for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
+        uint64_t s = *atab__slot_ptr(v, i);
+        uint64_t h = atom_hash(t, atab__slot_atom(s));
+        size_t b = atab__h_group2(h, v.ngroups);
+        uint32_t f;
+        if (atab__h_group(h, v.ngroups) != g || b == g ||
+            !(f = atab__group_read(v, b, 0).free))
+            continue;
+        put(v, b * ATAB__GROUP + (unsigned)__builtin_ctz(f), s, h);
+        set_ctrl(v, i, ATAB__CTRL_DELETED);   /* taken again at once by the caller */
+        return i;
+    }
+    return SIZE_MAX;
+}
+
 /* Inserts slot value s for hash h into a locked shard. When both of its
-** groups are full, the array grows a class first (past 3/4 full only, so
-** that keys crafted to share groups cannot make it grow without bound);
-** where it does not, the key goes past them (benign: probes of this array
-** read on past B). */
+** groups are full, a key of either moves to its other group (kick); else
+** the array grows a class (past half full only, so that keys crafted to
+** share groups cannot make it grow without bound); where it does not, the
+** key goes past them (benign: probes of this array read on past B). */
 static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired)
 {
     if (reserve(t, sh, retired) != 0)
@@ -351,11 +374,13 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
     atab__arr v = atab__arr_of(sh->arr);
     int overflow = 0;
     size_t i = find_free(v, h, &overflow);
+    if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
+        i = kick(t, v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
         unsigned code = atab__arr_code(sh->arr) + 1, want = code_for((size_t)sh->used + 1);
         atab_status saved = atab_last_error();
         uint64_t old = UINT64_MAX;
-        if (!*retired && 4 * (size_t)sh->used >= 3 * shard_cap(sh) && code < ATAB__MAX_CODE)
+        if (!*retired && 2 * (size_t)sh->used >= shard_cap(sh) && code < ATAB__MAX_CODE)
             old = rebuild(t, sh, want > code ? want : code);
         if (old != UINT64_MAX)
             *retired = old;
@@ -366,8 +391,6 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
         if (overflow == 2)   /* probes must look past B: before the key is there */
             __atomic_store_n(&sh->arr, sh->arr | ATAB__ARR_OVERFLOW, __ATOMIC_RELEASE);
     }
-    if (atab__group_ctrl(v, i / ATAB__GROUP)[i % ATAB__GROUP] == ATAB__CTRL_DELETED)
-        sh->deleted--;
     put(v, i, s, h);
     sh->used++;
     __atomic_store_n(&sh->inserts, sh->inserts + 1, __ATOMIC_RELEASE);
@@ -391,7 +414,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     const atab_atom *a = NULL;
 
     pthread_mutex_lock(&sh->lock);
-    if (seen != sh->inserts)
+    if (seen != (uint64_t)sh->inserts)
         a = probe(atab__arr_of(sh->arr), k->hash, match_key, k, NULL);
     if (a) {
         if (!atab_is_static(a))
@@ -401,9 +424,10 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
             sh->statics++;
         atab__set_error(saved);   /* failing to cache it is benign */
     } else if (insert_new) {
-        atab_atom *na = atab__atom_new(t, &sh->bytes, k);
+        size_t *acct = atab__acct(t);
+        atab_atom *na = atab__atom_new(t, acct, k);
         if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired) != 0) {
-            atab__atom_free(t, &sh->bytes, na);
+            atab__atom_free(t, acct, na);
             na = NULL;
         }
         a = na;
@@ -502,16 +526,17 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
 ** shard's array, read again, may be a newer one: as good to probe): out of
 ** line and reached by a tail call, so the hit path keeps no register for
 ** it (4 keys in 10 sit in group B). */
+/* The short-key path past both groups, in an array whose keys overflowed
+** (rare), in this thread's open section. */
 static __attribute__((noinline)) const atab_atom *
-short_from_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new,
+short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new,
              uint64_t seen)
 {
-    atab__rec *r = atab__tls_last.rec;
     short_key k = {s, len};
     const atab_atom *a = probe_from_b(shard_arr(shard_of(t, h)), h, match_short, &k, NULL);
     if (a)
-        return short_found(t, r, a, s, len, h, insert_new);
-    atab__leave(r);
+        return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
+    atab__leave(atab__tls_last.rec);
     return short_missed(t, s, len, h, insert_new, seen);
 }
 
@@ -528,11 +553,16 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
     atab__shard *sh = shard_of(t, h);
     uint64_t seen = inserts_of(sh);
     atab__arr v = shard_arr(sh);
-    size_t g = atab__h_group(h, v.ngroups);
-    const atab_atom *a = group_find(v, g, atab__group_read(v, g, atab__h_ctrl(h)).match, h,
-                                    match_short, &k, NULL);
-    if (!a)
-        return short_from_b(t, s, len, h, insert_new, seen);
+    size_t ga = atab__h_group(h, v.ngroups), gb = atab__h_group2(h, v.ngroups);
+    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
+    uint32_t mb = atab__group_read(v, gb, atab__h_ctrl(h)).match;   /* both: a flat cost */
+    const atab_atom *a = group_find(v, ga, ma, h, match_short, &k, NULL);
+    if (!a && !(a = group_find(v, gb, mb, h, match_short, &k, NULL))) {
+        if (ATAB__UNLIKELY(v.overflow))
+            return short_past_b(t, s, len, h, insert_new, seen);
+        atab__leave(atab__tls_last.rec);
+        return short_missed(t, s, len, h, insert_new, seen);
+    }
     return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
 }
 
@@ -622,7 +652,6 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
 
 typedef struct retire {
     atab_atom *atoms[RETIRE_MAX];
-    unsigned char shard[RETIRE_MAX];   /* whose bytes each atom is charged to */
     size_t n_atoms;
     uint64_t arrays[4];
     size_t n_arrays;
@@ -635,8 +664,9 @@ static void retire_flush(atab_table *t, retire *rt)
         return;
     ATAB__PAUSE("sweep:free", t);
     atab__synchronize(t);
+    size_t *acct = atab__acct(t);
     for (size_t i = 0; i < rt->n_atoms; i++)
-        atab__atom_free(t, &t->shards[rt->shard[i]].bytes, rt->atoms[i]);
+        atab__atom_free(t, acct, rt->atoms[i]);
     for (size_t i = 0; i < rt->n_arrays; i++)
         free_arr(t, rt->arrays[i]);
     rt->n_atoms = rt->n_arrays = 0;
@@ -676,7 +706,6 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
         if (!atab__count_kill(a))
             continue;   /* revived just now */
         erase(sh, v, i);
-        rt->shard[rt->n_atoms] = (unsigned char)(sh - t->shards);
         rt->atoms[rt->n_atoms++] = a;
         freed++;
     }
@@ -984,7 +1013,7 @@ static void table_destroy(atab_table *t)
                 continue;
             const atab_atom *a = atab__slot_atom(*atab__slot_ptr(v, j));
             if (!atab_is_static(a))
-                atab__atom_free(t, &sh->bytes, (atab_atom *)a);
+                atab__atom_free(t, NULL, (atab_atom *)a);
         }
         free_arr(t, sh->arr);
         pthread_mutex_destroy(&sh->lock);

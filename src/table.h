@@ -252,12 +252,11 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 typedef struct atab__shard {
     pthread_mutex_t lock;
     uint64_t arr;      /* flag, code and block address, or atab__no_arr() */
-    uint64_t inserts;  /* keys inserted, ever (atomic; see table.c) */
+    uint32_t inserts;  /* keys inserted, mod 2^32 (atomic; see table.c) */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
-    uint32_t deleted;  /* CTRL_DELETED slots */
     uint32_t statics;  /* cached static atoms among `used` */
-    size_t bytes;      /* its atoms' requested bytes, with no memory limit (atomic) */
 } __attribute__((aligned(64))) atab__shard;   /* one cache line on LP64 glibc */
+_Static_assert(sizeof(atab__shard) <= 64 || sizeof(pthread_mutex_t) > 40, "a shard is a line");
 
 struct atab_table {
     atab__shard shards[ATAB__SHARDS];

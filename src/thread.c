@@ -167,6 +167,10 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
 /* Gives back every entry of a record whose cache the caller owns. */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
+    if (r->bytes) {   /* its byte count goes to the table's */
+        __atomic_add_fetch(&t->bytes, __atomic_exchange_n(&r->bytes, 0, __ATOMIC_RELAXED),
+                           __ATOMIC_RELAXED);
+    }
     for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
         if (r->e[i])
             give_back(t, r, &r->e[i]);
@@ -191,6 +195,21 @@ void atab__flush_counts(atab_table *t)
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&t->reg_lock);
+}
+
+size_t *atab__acct(atab_table *t)
+{
+    return atab__tls_last.id == t->id ? &atab__tls_last.rec->bytes : NULL;
+}
+
+size_t atab__bytes(atab_table *t)
+{
+    size_t n = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->reg_lock);
+    for (atab__rec *r = t->recs; r; r = r->next)
+        n += __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&t->reg_lock);
+    return n;
 }
 
 /* ---- finding this thread's record ---- */

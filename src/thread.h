@@ -42,6 +42,7 @@ typedef struct atab__rec {
     uint64_t seq;             /* odd inside a section; only the owner writes */
     uint32_t flush_req;       /* a flusher owns the cache (atomic) */
     int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
+    size_t bytes;             /* atoms' bytes this thread allocated less freed (atomic) */
     atab_table *t;
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
@@ -146,6 +147,10 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
+
+/* The byte counter of this thread's record on t, for atoms it allocates
+** or frees (alloc.c); NULL without one. */
+ATAB__HIDDEN size_t *atab__acct(atab_table *t);
 
 /* Waits until every record inside a section now has left it. */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
