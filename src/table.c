@@ -553,11 +553,12 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
     atab__shard *sh = shard_of(t, h);
     uint64_t seen = inserts_of(sh);
     atab__arr v = shard_arr(sh);
-    size_t ga = atab__h_group(h, v.ngroups), gb = atab__h_group2(h, v.ngroups);
-    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
-    uint32_t mb = atab__group_read(v, gb, atab__h_ctrl(h)).match;   /* both: a flat cost */
-    const atab_atom *a = group_find(v, ga, ma, h, match_short, &k, NULL);
-    if (!a && !(a = group_find(v, gb, mb, h, match_short, &k, NULL))) {
+    size_t ga = atab__h_group(h, v.ngroups), gb;
+    const atab_atom *a = group_find(v, ga, atab__group_read(v, ga, atab__h_ctrl(h)).match, h,
+                                    match_short, &k, NULL);
+    if (!a && (gb = atab__h_group2(h, v.ngroups),
+               !(a = group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h,
+                                match_short, &k, NULL)))) {
         if (ATAB__UNLIKELY(v.overflow))
             return short_past_b(t, s, len, h, insert_new, seen);
         atab__leave(atab__tls_last.rec);
