@@ -187,11 +187,69 @@ static void references_released_on_another_thread_balance_out(void **state)
     atab_table_free(t);
 }
 
+typedef struct churner {
+    atab_table *t;
+    int id;
+} churner;
+
+/* Interns 3,000 words (shared between threads, and its own), hits and
+** releases them a few times over, then releases everything and exits. */
+static void *churn_and_exit(void *arg)
+{
+    churner *c = arg;
+    const atab_atom *held[3000];
+    char buf[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(buf, sizeof buf, i % 2 ? "c%d-%d" : "shared-%d", i % 2 ? c->id : i, i);
+        held[i] = atab_intern_cstr(c->t, buf);
+    }
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < 3000; i++)
+            if (held[i])
+                atab_release(c->t, atab_intern(c->t, atab_chars(held[i]), atab_len(held[i])));
+    for (int i = 0; i < 3000; i++)
+        if (held[i])
+            atab_release(c->t, held[i]);
+    return NULL;
+}
+
+/* Memory comes back: once everything is released and atab_gc has run, the
+** table holds no more than twice what a new table does, after 3 rounds of
+** 8 threads that came and went, and with this thread's record still there. */
+static void memory_comes_back_whatever_threads_used_it(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    atab_stats fresh, st;
+    assert_non_null(t);
+    assert_int_equal(atab_get_stats(t, &fresh), ATAB_OK);
+    for (int round = 0; round < 3; round++) {
+        pthread_t th[8];
+        churner c[8];
+        for (int i = 0; i < 8; i++) {
+            c[i].t = t, c[i].id = round * 8 + i;
+            assert_int_equal(pthread_create(&th[i], NULL, churn_and_exit, &c[i]), 0);
+        }
+        for (int i = 0; i < 8; i++)
+            pthread_join(th[i], NULL);
+    }
+    const atab_atom *a = atab_intern_cstr(t, "main-thread-word");   /* a record here too */
+    assert_non_null(a);
+    atab_release(t, a);
+    atab_gc(t);
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.atoms, 0);
+    print_message("new table %zu B, after 24 threads and gc %zu B\n", fresh.bytes, st.bytes);
+    assert_true(st.bytes <= 2 * fresh.bytes);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_intern_release_and_sweep_together),
         cmocka_unit_test(references_released_on_another_thread_balance_out),
+        cmocka_unit_test(memory_comes_back_whatever_threads_used_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
