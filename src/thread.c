@@ -167,7 +167,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
 /* Gives back every entry of a record whose cache the caller owns. */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
-    if (r->bytes) {   /* its byte count goes to the table's */
+    if (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED)) {   /* its byte count goes to the table's */
         __atomic_add_fetch(&t->bytes, __atomic_exchange_n(&r->bytes, 0, __ATOMIC_RELAXED),
                            __ATOMIC_RELAXED);
     }
