@@ -62,7 +62,7 @@ static void race_hook(const char *point, const void *arg)
 
 /* Fails the whole program: a thread the test waits for never came, and
 ** other threads may hold the library's locks (cmocka could not go on). */
-static void hang(const char *what)
+static inline void hang(const char *what)
 {
     fprintf(stderr, "HANG: %s (nothing after %d s)\n", what, WAIT_S);
     fflush(stderr);
@@ -70,7 +70,7 @@ static void hang(const char *what)
 }
 
 /* Clears the pauses and installs the hook; no test thread may be running. */
-static void pauses_reset(void)
+static inline void pauses_reset(void)
 {
     for (int i = 0; i < g_npauses; i++) {
         sem_destroy(&g_pauses[i].arrived);
@@ -108,7 +108,7 @@ static struct timespec deadline_in(long ms)
 }
 
 /* Waits for a thread to stop at p. */
-static void pause_wait(pause_at *p)
+static inline void pause_wait(pause_at *p)
 {
     struct timespec ts = deadline_in(WAIT_S * 1000L);
     int rc;
@@ -119,7 +119,7 @@ static void pause_wait(pause_at *p)
 }
 
 /* Did a thread stop at p within QUIET_MS? (It then stays stopped.) */
-static int pause_reached_soon(pause_at *p)
+static inline int pause_reached_soon(pause_at *p)
 {
     struct timespec ts = deadline_in(QUIET_MS);
     int rc;
@@ -130,7 +130,7 @@ static int pause_reached_soon(pause_at *p)
     return rc == 0;
 }
 
-static void pause_release(pause_at *p)
+static inline void pause_release(pause_at *p)
 {
     sem_post(&p->go);
 }
@@ -156,7 +156,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void worker_start(worker *w, int role, void *(*fn)(void *), void *arg)
+static inline void worker_start(worker *w, int role, void *(*fn)(void *), void *arg)
 {
     w->role = role;
     w->fn = fn;
@@ -178,7 +178,7 @@ static void *worker_join(worker *w)
 }
 
 /* Has w's thread exited (its thread-exit work done) within QUIET_MS? */
-static int worker_exits_soon(worker *w)
+static inline int worker_exits_soon(worker *w)
 {
     struct timespec ts = deadline_in(QUIET_MS);
     if (!w->joined && pthread_timedjoin_np(w->th, NULL, &ts) == 0)
@@ -187,7 +187,7 @@ static int worker_exits_soon(worker *w)
 }
 
 /* Is w still held up (not returned) after QUIET_MS? */
-static int worker_held(worker *w)
+static inline int worker_held(worker *w)
 {
     struct timespec ts = deadline_in(QUIET_MS);
     while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
@@ -247,7 +247,7 @@ static inline atab_allocator wa_allocator(watch_alloc *a)
 }
 
 /* Watches block p (allocated and live now); returns its index. */
-static int wa_watch(watch_alloc *a, const void *p)
+static inline int wa_watch(watch_alloc *a, const void *p)
 {
     int i = a->n;
     assert_true(i < MAX_WATCH);
@@ -257,7 +257,7 @@ static int wa_watch(watch_alloc *a, const void *p)
     return i;
 }
 
-static int wa_frees(watch_alloc *a, int i)
+static inline int wa_frees(watch_alloc *a, int i)
 {
     return __atomic_load_n(&a->w[i].frees, __ATOMIC_SEQ_CST);
 }
