@@ -441,10 +441,12 @@ bench-flood: lib
 
 # Every test (and the fuzz replay, the README example) under memcheck, in a
 # system-allocator build so memcheck sees every block. Smaller workloads
-# under valgrind: ATAB_OOM_KEYS, ATAB_STRESS_SECONDS, FUZZ_REPLAY_RANDOM.
+# under valgrind: ATAB_OOM_KEYS, ATAB_STRESS_SECONDS, FUZZ_REPLAY_RANDOM,
+# ATAB_CHURN_OPS, ATAB_FORKS, ATAB_THREADS_SHORT.
 VG_O     ?= $(O)-valgrind
 VALGRIND ?= valgrind --error-exitcode=1 --leak-check=full --quiet
-VG_ENV   ?= ATAB_OOM_KEYS=60 ATAB_STRESS_SECONDS=1 FUZZ_REPLAY_RANDOM=40
+VG_ENV   ?= ATAB_OOM_KEYS=60 ATAB_STRESS_SECONDS=1 FUZZ_REPLAY_RANDOM=40 ATAB_CHURN_OPS=100000 \
+           ATAB_FORKS=10 ATAB_THREADS_SHORT=60
 check-valgrind:
 	@sh tools/deps.sh valgrind
 	@$(MAKE) --no-print-directory O=$(VG_O) ALLOCATOR=system tests
