@@ -258,8 +258,10 @@ static void *do_fork(void *arg)
 {
     held_case *c = arg;
     pid_t pid = fork();
-    if (pid == 0)
+    if (pid == 0) {
+        atab_release(c->t, c->got);   /* the child's copy of the main thread's reference */
         _exit(child_use(c->t, 1));
+    }
     c->child_rc = pid < 0 ? -3 : wait_child(pid);
     return NULL;
 }
@@ -276,11 +278,10 @@ static void a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps(void **sta
     c.t = race_table(NULL);
     const atab_atom *a = atab_intern_cstr(c.t, "to-be-swept");
     atab_release(c.t, a);
-    const atab_atom *b = atab_intern_cstr(c.t, "unused-in-the-child");
+    c.got = atab_intern_cstr(c.t, "unused-in-the-child");   /* held in the parent */
     pause_at *ps = pause_arm("sweep:kill", ROLE_B, a);
     worker_start(&s, ROLE_B, do_gc_held, &c);
     pause_wait(ps);
-    atab_release(c.t, b);   /* after the sweep's flush: left for the child */
     worker_start(&f, ROLE_C, do_fork, &c);
     assert_true(worker_held(&f));   /* fork() has not returned: the sweep has the locks */
     pause_release(ps);
@@ -288,6 +289,9 @@ static void a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps(void **sta
     worker_join(&f);
     assert_int_equal(c.freed, 1);
     assert_int_equal(c.child_rc, 0);
+    assert_int_equal(atab_gc(c.t), 0);   /* the parent's reference holds */
+    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    assert_int_equal(atab_gc(c.t), 1);
     atab_table_free(c.t);
 }
 
