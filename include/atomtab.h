@@ -192,6 +192,23 @@ ATAB_API atab_table *atab_table_new(const atab_options *opts);
  */
 ATAB_API void atab_table_free(atab_table *t);
 
+/*
+ * fork(). A multithreaded host may fork while its threads use tables.
+ * Around fork() the library takes every live table's locks (pthread_atfork
+ * handlers, registered by the first atab_table_new), so a fork waits for a
+ * sweep, an insert or a thread's exit in progress to end; lock-free hits
+ * never hold it up. The child, which has only the forking thread, may use
+ * every table: intern, lookup, release, atab_gc, atab_get_stats (exact),
+ * reports and atab_table_free. The references that other threads' caches
+ * held in reserve go back to the counts; atoms those threads held stay
+ * referenced (their holders are gone) and are never freed in the child.
+ * Not covered: host caches (atab_host_cache_*) and the allocator. A host
+ * cache another thread was using at the fork may be half changed, its lock
+ * held: the child must not use it, nor free its table (atab_table_free
+ * frees the caches left on it). A host allocator must be fork-safe itself
+ * (the C library's malloc is). Tested in test/test_fork.c.
+ */
+
 /**
  * Interns exactly `len` bytes at `s` (any bytes, embedded NUL included).
  * @return the atom with one reference owned by the caller (none for a static

@@ -148,20 +148,28 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     uintptr_t *e = atab__cache_find(r, a);
     unsigned own = e ? atab__spares(*e) : 0;
     uint32_t c = atab__count(a);
-    if (own < ATAB__SPARE_MAX && c > own && c < ATAB__REF_SAT) {
+    if (c >= ATAB__REF_SAT)
+        return ATAB_OK;   /* saturated: counts no more */
+    if (c > own + 1) {   /* others hold it too */
+        if (own == ATAB__SPARE_MAX)   /* the entry is full: to the count */
+            return dropped(t, r, atab__count_drop(a, 1, own));
         if (!e)
             e = make_entry(t, r, a);
         ++*e;   /* the count holds it: kept as a spare */
-        if (c == own + 1 && !(*e & ATAB__ENT_ZERO)) {
-            *e |= ATAB__ENT_ZERO;   /* no holder left: a sweep candidate */
-            count_zero(t, r);
-        }
         return ATAB_OK;
     }
-    /* The entry is full (or the count saturated): this one goes to the
-    ** count. This thread's spares are not the caller's to drop: a count
-    ** that would fall below them is a release nobody holds. */
-    return dropped(t, r, atab__count_drop(a, 1, own));
+    if (c < own + 1)   /* the count is this thread's spares: the caller holds none */
+        return dropped(t, r, ATAB__DROP_MISUSE);
+    /* The last holder this thread can see: no spare may outlive it, so the
+    ** spares go with the reference, and the atom is counted as unused once
+    ** per entry. */
+    int what = atab__count_drop(a, own + 1, 0);
+    if (e) {
+        if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
+            what = ATAB__DROP_LIVE;   /* counted already */
+        *e = (*e & ~(uintptr_t)ATAB__SPARE_MAX) | ATAB__ENT_ZERO;
+    }
+    return dropped(t, r, what);
 }
 
 /* Gives back every entry of a record whose cache the caller owns. */

@@ -33,7 +33,10 @@
 /* An entry is one word: the atom's address (8-aligned: atom.c checks), the
 ** spares it holds in bits 0-1, and bit 2 set once a release through it has
 ** left the atom with no holder (counted towards t->unused once per entry,
-** as a sweep candidate). 0 is a free entry. */
+** as a sweep candidate). 0 is a free entry. An entry keeps spares only
+** while the count says someone else holds the atom too, so a release of a
+** reference nobody holds is seen (the count is at this thread's spares)
+** unless another thread still holds one or keeps one spare. */
 #define ATAB__SPARE_MAX 3u
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
@@ -123,21 +126,21 @@ static inline int atab__ref(atab__rec *r, const atab_atom *a)
     return atab__count_take(a, 1);
 }
 
-/* Drops one reference, inside a section: kept as a spare in the cache, or
-** dropped from the count when the entry holds all it may. ATAB_OK, or
+/* Drops one reference, inside a section: kept as a spare in the cache while
+** others hold the atom too, else dropped from the count (with this
+** thread's spares, when it was the last holder it can see). ATAB_OK, or
 ** ATAB_EREFS for a release of a reference nobody holds (nothing changes). */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a);
 
 static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
 {
     uintptr_t *e;
-    uint32_t c;
-    /* a spare only for a reference beyond the ones already spare: a count
-    ** no larger than them means the caller holds none (a double release);
-    ** one just above them was the last holder's, unless counted already */
+    /* a spare only while the count holds more than this thread's spares
+    ** and the caller's reference: a cache never keeps an atom alive that
+    ** nobody holds (the slow path drops the last reference instead) */
     if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) &&
-                     atab__spares(*e) < ATAB__SPARE_MAX && (c = atab__count(a)) > atab__spares(*e) &&
-                     (c > atab__spares(*e) + 1 || (*e & ATAB__ENT_ZERO)))) {
+                     atab__spares(*e) < ATAB__SPARE_MAX &&
+                     atab__count(a) > atab__spares(*e) + 1)) {
         ++*e;
         return ATAB_OK;
     }

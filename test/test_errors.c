@@ -2,6 +2,8 @@
 ** test_errors.c - bad input at every entry gives NULL and a clear error
 ** code, and leaves the table as it was.
 */
+#include <pthread.h>
+
 #include "test_util.h"
 
 static void null_arguments_are_einval(void **state)
@@ -109,6 +111,105 @@ static void the_memory_limit_refuses_inserts_but_keeps_atoms(void **state)
     atab_table_free(t);
 }
 
+/* ---- successful calls leave the last error alone (finding 11) ---- */
+
+/* Makes this thread's last error a known stale one. */
+static void stale_error(void)
+{
+    assert_null(atab_intern(NULL, "x", 1));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+}
+
+#define STILL_STALE() assert_int_equal(atab_last_error(), ATAB_EINVAL)
+
+static void successful_calls_leave_the_last_error_alone(void **state)
+{
+    (void)state;
+    /* atab_table_new with initial_capacity (its arrays made up front) */
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.initial_capacity = 10000;
+    stale_error();
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    STILL_STALE();
+    /* the first intern of a static string (cached in the table's slots) */
+    const atab_atom *d = atab_intern_cstr(t, "div");
+    assert_non_null(d);
+    assert_true(atab_is_static(d));
+    STILL_STALE();
+    assert_ptr_equal(atab_intern_cstr(t, "div"), d);
+    STILL_STALE();
+    atab_table_free(t);
+
+    /* misses that grow the table, hits, releases, sweeps, stats, reports */
+    t = plain_table(NULL);
+    stale_error();
+    char buf[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(buf, sizeof buf, "grow-%d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        assert_non_null(a);
+        STILL_STALE();
+        assert_ptr_equal(atab_intern_cstr(t, buf), a);
+        assert_int_equal(atab_release(t, a), ATAB_OK);
+        if (i % 2)
+            assert_int_equal(atab_release(t, a), ATAB_OK);
+        STILL_STALE();
+    }
+    assert_int_equal(atab_gc(t), 2500);
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    STILL_STALE();
+    atab_table_free(t);
+}
+
+typedef struct benign {
+    atab_table *t;
+    counting_alloc *c;
+    const atab_atom *got;
+    atab_status err;
+    long failed;   /* allocations refused during the intern */
+} benign;
+
+/* A first visit whose record cannot be allocated: benign (the locked path
+** serves it), so the intern succeeds and the stale error stays. */
+static void *intern_without_memory(void *arg)
+{
+    benign *b = arg;
+    stale_error();
+    b->c->fail_at = b->c->attempts + 1;
+    b->c->fail_after = 1;   /* every allocation from now on fails */
+    long before = b->c->attempts;
+    b->got = atab_intern_cstr(b->t, "present");
+    b->failed = b->c->attempts - before;
+    b->err = atab_last_error();
+    b->c->fail_at = 0;
+    return NULL;
+}
+
+static void a_benign_allocation_failure_leaves_the_last_error_alone(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    const atab_atom *a = atab_intern_cstr(t, "present");
+    benign b = {t, &c, NULL, ATAB_OK, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, intern_without_memory, &b), 0);
+    pthread_join(th, NULL);
+    assert_ptr_equal(b.got, a);
+    assert_int_equal(b.err, ATAB_EINVAL);
+#ifndef ATAB_DEBUG
+    assert_true(b.failed >= 1);   /* its record was refused */
+#endif
+    atab_release(t, a);
+    atab_release(t, a);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -117,6 +218,8 @@ int main(void)
         cmocka_unit_test(every_code_has_a_message),
         cmocka_unit_test(bad_options_are_einval),
         cmocka_unit_test(the_memory_limit_refuses_inserts_but_keeps_atoms),
+        cmocka_unit_test(successful_calls_leave_the_last_error_alone),
+        cmocka_unit_test(a_benign_allocation_failure_leaves_the_last_error_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 ** Each call returns its error and leaves the table as it was: same counts,
 ** same bytes, no allocation, every atom found at the same pointer.
 */
+#include <pthread.h>
+
 #include "test_util.h"
 #include "atab_int.h"   /* ATAB__REF_SAT: the saturation point */
 
@@ -311,6 +313,68 @@ static void reference_counts_saturate_and_never_wrap(void **state)
     teardown(&f);
 }
 
+typedef struct hot_thread {
+    atab_table *t;
+    int keep;   /* references this thread still holds when it exits */
+} hot_thread;
+
+/* Hits and releases "hot" through this thread's cache (spares taken and
+** kept), and exits holding `keep` references: its spares go back at exit. */
+static void *hit_hot(void *arg)
+{
+    hot_thread *h = arg;
+    for (int i = 0; i < 5000; i++) {
+        const atab_atom *a = atab_lookup(h->t, "hot", 3);
+        atab_lookup(h->t, "hot", 3);
+        atab_lookup(h->t, "hot", 3);
+        atab_release(h->t, a);
+        atab_release(h->t, a);
+        atab_release(h->t, a);
+    }
+    for (int i = 0; i < h->keep; i++)
+        atab_lookup(h->t, "hot", 3);
+    return NULL;
+}
+
+/* Issue 14, finding 9: counts near and above 2^31, reached here by setting
+** the count (white-box), then moved by several threads' cached spares:
+** they saturate (a count at or past ATAB__REF_SAT never changes again and
+** is never freed), never wrap, never overflow (UBSan), never misuse. */
+static void counts_near_and_above_2_31_held_through_caches_saturate(void **state)
+{
+    (void)state;
+    enum { THREADS = 4 };
+    static const uint32_t starts[] = {ATAB__REF_SAT - 5, 0x7ffffff0u, 0x80000003u,
+                                      ATAB__REF_DEAD - 3};
+    for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++) {
+        atab_table *t = plain_table(NULL);
+        const atab_atom *a = atab_intern_cstr(t, "hot");
+        __atomic_store_n(&((atab_atom *)a)->atab__refcnt, starts[k], __ATOMIC_RELAXED);
+        pthread_t th[THREADS];
+        hot_thread h[THREADS];
+        for (int i = 0; i < THREADS; i++) {
+            h[i].t = t;
+            h[i].keep = 3 + i;
+            assert_int_equal(pthread_create(&th[i], NULL, hit_hot, &h[i]), 0);
+        }
+        for (int i = 0; i < THREADS; i++)
+            pthread_join(th[i], NULL);
+        atab_stats st;
+        atab_get_stats(t, &st);
+        uint32_t c = __atomic_load_n(&a->atab__refcnt, __ATOMIC_RELAXED);
+        assert_true(c >= ATAB__REF_SAT && c != ATAB__REF_DEAD);   /* saturated */
+        if (starts[k] >= ATAB__REF_SAT)
+            assert_int_equal(c, starts[k]);   /* never changes again */
+        assert_int_equal(st.misuse, 0);
+        assert_int_equal(st.unused, 0);
+        for (int i = 0; i < 100; i++)
+            assert_int_equal(atab_release(t, a), ATAB_OK);
+        assert_int_equal(atab_gc(t), 0);   /* never freed */
+        assert_ptr_equal(atab_lookup(t, "hot", 3), a);
+        atab_table_free(t);
+    }
+}
+
 /* Debug builds check every release: a second release of the last
 ** reference is ATAB_EREFS and a pointer that is not an atom of the table
 ** is ATAB_EINVAL, both before the count is touched. */
@@ -361,6 +425,7 @@ int main(void)
         cmocka_unit_test(a_lookup_miss_leaves_no_stale_error),
         cmocka_unit_test(the_memory_limit_refuses_what_would_pass_it),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
+        cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "atab_int.h"
@@ -146,6 +147,80 @@ static int sink_write(void *ud, const char *s, size_t len)
     k->n += len;
     k->buf[k->n] = '\0';
     return 0;
+}
+
+/* ---- the report allocates nothing (issue 14, finding 10) ---- */
+
+static int count_entries(void *ud, const char *path, int kind, int units, int64_t amount,
+                         const char *description)
+{
+    (void)path; (void)kind; (void)units; (void)amount; (void)description;
+    ++*(int *)ud;
+    return 0;
+}
+
+static int discard(void *ud, const char *buf, size_t len)
+{
+    (void)ud; (void)buf; (void)len;
+    return 0;
+}
+
+typedef struct releaser {
+    atab_table *t;
+    int ready, go;   /* atomic */
+} releaser;
+
+/* Interns and releases 600 atoms (more than a cache holds: entries are
+** evicted, counts reach 0), then waits with its spares until told. */
+static void *release_and_wait(void *arg)
+{
+    releaser *r = arg;
+    char buf[32];
+    for (int i = 0; i < 600; i++) {
+        snprintf(buf, sizeof buf, "other%d", i % 300);
+        atab_release(r->t, atab_intern_cstr(r->t, buf));
+    }
+    __atomic_store_n(&r->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    return NULL;
+}
+
+/* Right after releases through the caches (this thread's and a live other
+** thread's, spares and atoms left at 0 waiting to be counted), every form
+** of the report calls the allocator not once. The old report flushed
+** cached negative deltas into a candidate list, which allocated. */
+static void the_report_allocates_nothing_right_after_releases_through_the_caches(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    releaser r = {t, 0, 0};
+    pthread_t th;
+    char buf[32];
+    assert_int_equal(pthread_create(&th, NULL, release_and_wait, &r), 0);
+    while (!__atomic_load_n(&r.ready, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    for (int i = 0; i < 600; i++) {
+        snprintf(buf, sizeof buf, "mine%d", i % 400);
+        atab_release(t, atab_intern_cstr(t, buf));
+    }
+    for (int round = 0; round < 2; round++) {
+        long attempts = c.attempts;
+        int n = 0;
+        assert_int_equal(atab_report(t, count_entries, &n), ATAB_OK);
+        assert_true(n > 0);
+        assert_int_equal(atab_report_tree(t, discard, NULL), ATAB_OK);
+        assert_int_equal(atab_report_json(t, "p", discard, NULL), ATAB_OK);
+        assert_int_equal(c.attempts, attempts);   /* no allocation, not even a failed one */
+        snprintf(buf, sizeof buf, "mine%d", round);   /* and again after one more */
+        atab_release(t, atab_intern_cstr(t, buf));
+    }
+    __atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
 }
 
 /* ---- accuracy ---- */
@@ -884,6 +959,7 @@ int main(void)
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),
         cmocka_unit_test(reports_are_consistent_while_threads_intern_and_release),
+        cmocka_unit_test(the_report_allocates_nothing_right_after_releases_through_the_caches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

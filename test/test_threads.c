@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "test_util.h"
+#include "atab_int.h"
 
 enum { THREADS = 6, WORDS = 2000, ROUNDS = 30 };
 
@@ -244,12 +245,128 @@ static void memory_comes_back_whatever_threads_used_it(void **state)
     atab_table_free(t);
 }
 
+/* ---- records go back when their threads exit (issue 14, finding 2) ---- */
+
+static int table_bytes_of(void *ud, const char *path, int kind, int units, int64_t amount,
+                          const char *description)
+{
+    (void)kind; (void)units; (void)description;
+    if (strcmp(path, "explicit/atoms/table") == 0)
+        *(int64_t *)ud = amount;
+    return 0;
+}
+
+/* The table's own bytes as the report measures them: the table object,
+** its slot arrays and its threads' records. */
+static int64_t report_table_bytes(atab_table *t)
+{
+    int64_t b = -1;
+    assert_int_equal(atab_report(t, table_bytes_of, &b), ATAB_OK);
+    return b;
+}
+
+/* One long-lived table, then nine short-lived ones: more tables than the
+** thread's 8 lookup slots, so the first table's record is no longer in
+** them when the thread exits. */
+static void *long_then_short_tables(void *arg)
+{
+    atab_table *t = arg;
+    const atab_atom *a = atab_intern_cstr(t, "long-lived");
+    atab_release(t, atab_intern_cstr(t, "long-lived"));   /* a spare in the cache */
+    for (int i = 0; i < 9; i++) {
+        atab_table *s = plain_table(NULL);
+        atab_release(s, atab_intern_cstr(s, "short-lived"));
+        atab_table_free(s);
+    }
+    atab_release(t, a);
+    return NULL;
+}
+
+static void a_thread_that_used_nine_tables_gives_back_its_record_on_the_first(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    atab_stats st;
+    atab_get_stats(t, &st);
+    size_t base = st.bytes;
+    int64_t base_report = report_table_bytes(t);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, long_then_short_tables, t), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(atab_gc(t), 1);   /* its spare came back: "long-lived" is unused */
+    atab_get_stats(t, &st);
+    assert_int_equal(st.bytes, base);   /* no record left */
+    assert_int_equal(report_table_bytes(t), base_report);
+    assert_int_equal(st.misuse, 0);
+    atab_table_free(t);
+}
+
+typedef struct short_lived {
+    atab_table *t;
+    int id;
+    const atab_atom *passed;   /* a reference handed to the main thread */
+} short_lived;
+
+static void *use_briefly(void *arg)
+{
+    short_lived *s = arg;
+    char buf[32];
+    for (int i = 0; i < 20; i++) {
+        snprintf(buf, sizeof buf, "brief%d", (s->id + i) % 50);
+        atab_release(s->t, atab_intern_cstr(s->t, buf));
+    }
+    snprintf(buf, sizeof buf, "passed%d", s->id % 10);
+    s->passed = atab_intern_cstr(s->t, buf);
+    return NULL;
+}
+
+/* Hundreds of short-lived threads (ATAB_THREADS_SHORT, default 300), 30 at
+** a time, each leaving spares and handing one reference on: when they are
+** gone, so are their records, and the references they passed on hold. */
+static void many_short_lived_threads_leave_no_records_behind(void **state)
+{
+    (void)state;
+    enum { BATCH = 30 };
+    const char *e = getenv("ATAB_THREADS_SHORT");
+    int n = e && atoi(e) > 0 ? atoi(e) : 300;
+    atab_table *t = plain_table(NULL);
+    atab_stats st;
+    atab_get_stats(t, &st);
+    size_t base = st.bytes;
+    int64_t base_report = report_table_bytes(t);
+    short_lived s[BATCH];
+    pthread_t th[BATCH];
+    for (int done = 0; done < n; done += BATCH) {
+        for (int i = 0; i < BATCH; i++) {
+            s[i].t = t;
+            s[i].id = done + i;
+            assert_int_equal(pthread_create(&th[i], NULL, use_briefly, &s[i]), 0);
+        }
+        for (int i = 0; i < BATCH; i++) {
+            pthread_join(th[i], NULL);
+            assert_non_null(s[i].passed);
+            assert_int_equal(atab_release(t, s[i].passed), ATAB_OK);
+        }
+    }
+    atab_gc(t);
+    atab_get_stats(t, &st);
+    assert_int_equal(st.atoms, 0);
+    assert_int_equal(st.misuse, 0);
+    /* the main thread released through its own record: that one stays */
+    assert_true(report_table_bytes(t) - base_report <= 2 * (int64_t)sizeof(atab__rec) + 126);
+    size_t mine = st.bytes - base;
+    assert_true(mine <= sizeof(atab__rec) + 63);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_intern_release_and_sweep_together),
         cmocka_unit_test(references_released_on_another_thread_balance_out),
         cmocka_unit_test(memory_comes_back_whatever_threads_used_it),
+        cmocka_unit_test(a_thread_that_used_nine_tables_gives_back_its_record_on_the_first),
+        cmocka_unit_test(many_short_lived_threads_leave_no_records_behind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

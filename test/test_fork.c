@@ -1,0 +1,306 @@
+/*
+** test_fork.c - fork() in a multithreaded host (issue 14, finding 8: the
+** child hung on a lock a sweeping parent thread held). Around fork() the
+** library takes every table's locks, and the child gives back the records
+** of the threads that did not come along (src/thread.c, "fork"), so the
+** child can use every table: intern, release, gc, exact stats, free. A
+** child that hangs is killed at a deadline and fails the test.
+*/
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "test_hooks.h"
+
+#define CHILD_S 10   /* a child not done by then is hung */
+
+/* How many forks the hammer test makes (ATAB_FORKS; fewer under valgrind). */
+static int fork_count(void)
+{
+    const char *s = getenv("ATAB_FORKS");
+    return s && atoi(s) > 0 ? atoi(s) : 100;
+}
+
+/* The child's work on t: every unused atom freed, then new atoms counted
+** exactly; `extra` unused atoms expected from the parent's threads' spares.
+** Returns 0, or a code saying which check failed. */
+static int child_use(atab_table *t, size_t extra)
+{
+    enum { K = 40 };
+    const atab_atom *mine[K];
+    atab_stats st, now;
+    char buf[48];
+    size_t freed = atab_gc(t);   /* waits for no thread: none is left */
+    if (extra && freed < extra) {
+        fprintf(stderr, "child: gc freed %zu, expected %zu\n", freed, extra);
+        return 10;
+    }
+    if (atab_get_stats(t, &st) != ATAB_OK || st.unused != 0)
+        return 11;
+    for (int i = 0; i < K; i++) {
+        snprintf(buf, sizeof buf, "child-%d-%d", (int)getpid(), i);
+        if (!(mine[i] = atab_intern_cstr(t, buf)))
+            return 12;
+    }
+    if (atab_get_stats(t, &now) != ATAB_OK || now.atoms != st.atoms + K || now.unused != 0)
+        return 13;
+    for (int i = 0; i < K; i++)
+        if (atab_release(t, mine[i]) != ATAB_OK)
+            return 14;
+    if (atab_get_stats(t, &now) != ATAB_OK || now.unused != K || now.misuse != st.misuse)
+        return 15;
+    if (atab_gc(t) != K || atab_count(t) != st.atoms)
+        return 16;
+    atab_table_free(t);
+    return 0;
+}
+
+/* Waits for the child with a deadline; a child still running then is
+** killed. Returns its exit status, or -1 for a hang, -2 for a signal. */
+static int wait_child(pid_t pid)
+{
+    int status;
+    for (int ms = 0; ms < CHILD_S * 1000; ms++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+        usleep(1000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+/* ---- forks while threads hammer several tables ---- */
+
+#define N_TABLES 3
+#define N_THREADS 4
+#define SLOTS 32
+
+static atab_table *g_tables[N_TABLES];
+static int g_stop;
+
+static int report_nothing(void *ud, const char *path, int kind, int units, int64_t amount,
+                          const char *description)
+{
+    (void)ud; (void)path; (void)kind; (void)units; (void)amount; (void)description;
+    return 0;
+}
+
+/* Interns and releases (some held a while), sweeps, stats and reports, on
+** every table, until told to stop. */
+static void *hammer(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    const atab_atom *held[N_TABLES][SLOTS] = {{0}};
+    char buf[32];
+    atab_stats st;
+    while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) {
+        int ti = rand_r(&seed) % N_TABLES, op = rand_r(&seed) % 64;
+        atab_table *t = g_tables[ti];
+        snprintf(buf, sizeof buf, "%s%u", op & 1 ? "long-hammered-key-" : "h", rand_r(&seed) % 400);
+        if (op == 0) {
+            atab_gc(t);
+        } else if (op == 1) {
+            atab_get_stats(t, &st);
+        } else if (op == 2) {
+            atab_report(t, report_nothing, NULL);
+        } else if (op < 12) {
+            int s = rand_r(&seed) % SLOTS;
+            if (held[ti][s])
+                atab_release(t, held[ti][s]);
+            held[ti][s] = atab_intern_cstr(t, buf);
+        } else {
+            const atab_atom *a = atab_intern_cstr(t, buf);
+            if (a)
+                atab_release(t, a);
+        }
+    }
+    for (int ti = 0; ti < N_TABLES; ti++)
+        for (int s = 0; s < SLOTS; s++)
+            if (held[ti][s])
+                atab_release(g_tables[ti], held[ti][s]);
+    return NULL;
+}
+
+static atab_table *small_threshold_table(void)
+{
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.sweep_threshold = 64;   /* releases sweep often */
+    return atab_table_new(&o);
+}
+
+static void a_child_forked_while_threads_hammer_uses_every_table(void **state)
+{
+    (void)state;
+    pthread_t th[N_THREADS];
+    int forks = fork_count(), hung = 0, failed = 0;
+    pauses_reset();
+    for (int i = 0; i < N_TABLES; i++)
+        assert_non_null(g_tables[i] = small_threshold_table());
+    __atomic_store_n(&g_stop, 0, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hammer, (void *)(uintptr_t)(i + 1)), 0);
+    for (int n = 0; n < forks; n++) {
+        usleep(500);   /* let the threads get into their work */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            for (int i = 0; i < N_TABLES; i++) {
+                int rc = child_use(g_tables[i], 0);
+                if (rc)
+                    _exit(rc);
+            }
+            _exit(0);
+        }
+        int rc = wait_child(pid);
+        if (rc == -1) {
+            fprintf(stderr, "fork %d: the child hung\n", n);
+            hung++;
+            break;
+        } else if (rc != 0) {
+            fprintf(stderr, "fork %d: child exited with %d\n", n, rc);
+            failed++;
+        }
+    }
+    __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_THREADS; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(hung, 0);
+    assert_int_equal(failed, 0);
+    for (int i = 0; i < N_TABLES; i++) {   /* the parent's tables are intact */
+        atab_stats st;
+        atab_gc(g_tables[i]);
+        atab_get_stats(g_tables[i], &st);
+        assert_int_equal(st.atoms, 0);
+        assert_int_equal(st.misuse, 0);
+        atab_table_free(g_tables[i]);
+    }
+}
+
+/* ---- forks while a thread is held at a pause point ---- */
+
+enum { ROLE_A = 1, ROLE_B = 2, ROLE_C = 3 };
+#define LONG_KEY "a-key-long-enough-for-the-general-probe"
+
+typedef struct held_case {
+    atab_table *t;
+    int spared;    /* the reader left its spare (atomic) */
+    sem_t armed;   /* the reader may go on to its lookup */
+    const atab_atom *got;
+    size_t freed;
+    int child_rc;
+} held_case;
+
+/* Leaves a spare in this thread's cache, then looks up LONG_KEY once the
+** test has armed the pause that holds it in its section (probe:array). */
+static void *do_spare_then_read(void *arg)
+{
+    held_case *c = arg;
+    atab_release(c->t, atab_intern_cstr(c->t, "spare-in-a-cache"));
+    __atomic_store_n(&c->spared, 1, __ATOMIC_RELEASE);
+    while (sem_wait(&c->armed) != 0)
+        ;
+    c->got = atab_lookup(c->t, LONG_KEY, strlen(LONG_KEY));
+    return NULL;
+}
+
+/* A thread held inside its read-side section, with a spare in its cache:
+** the child's gc waits for no section (the thread's record is gone) and
+** frees the atom whose only reference was that spare. */
+static void a_child_forked_while_a_reader_is_in_its_section_does_not_wait_for_it(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records, no sections in debug builds */
+#endif
+    held_case c = {0};
+    worker r;
+    pauses_reset();
+    c.t = race_table(NULL);
+    const atab_atom *x = atab_intern_cstr(c.t, LONG_KEY);
+    sem_init(&c.armed, 0, 0);
+    worker_start(&r, ROLE_A, do_spare_then_read, &c);
+    while (!__atomic_load_n(&c.spared, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    pause_at *pr = pause_arm("probe:array", ROLE_A, c.t);
+    sem_post(&c.armed);
+    pause_wait(pr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* "spare-in-a-cache" is unused once the reader's record is given
+        ** back, and LONG_KEY once this reference goes */
+        atab_release(c.t, x);
+        _exit(child_use(c.t, 2));
+    }
+    int rc = wait_child(pid);
+    pause_release(pr);
+    worker_join(&r);
+    assert_int_equal(rc, 0);
+    assert_ptr_equal(c.got, x);   /* the parent's reader went on */
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab_gc(c.t), 2);
+    atab_table_free(c.t);
+    sem_destroy(&c.armed);
+}
+
+static void *do_gc_held(void *arg)
+{
+    held_case *c = arg;
+    c->freed = atab_gc(c->t);
+    return NULL;
+}
+
+static void *do_fork(void *arg)
+{
+    held_case *c = arg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        atab_release(c->t, c->got);   /* the child's copy of the main thread's reference */
+        _exit(child_use(c->t, 1));
+    }
+    c->child_rc = pid < 0 ? -3 : wait_child(pid);
+    return NULL;
+}
+
+/* A sweep held before its kill (sweep_lock and a shard's lock taken): the
+** fork waits for the sweep, so that the child has no lock held by a thread
+** it does not have; then the child sweeps, and frees, by itself. */
+static void a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps(void **state)
+{
+    (void)state;
+    held_case c = {0};
+    worker s, f;
+    pauses_reset();
+    c.t = race_table(NULL);
+    const atab_atom *a = atab_intern_cstr(c.t, "to-be-swept");
+    atab_release(c.t, a);
+    c.got = atab_intern_cstr(c.t, "unused-in-the-child");   /* held in the parent */
+    pause_at *ps = pause_arm("sweep:kill", ROLE_B, a);
+    worker_start(&s, ROLE_B, do_gc_held, &c);
+    pause_wait(ps);
+    worker_start(&f, ROLE_C, do_fork, &c);
+    assert_true(worker_held(&f));   /* fork() has not returned: the sweep has the locks */
+    pause_release(ps);
+    worker_join(&s);
+    worker_join(&f);
+    assert_int_equal(c.freed, 1);
+    assert_int_equal(c.child_rc, 0);
+    assert_int_equal(atab_gc(c.t), 0);   /* the parent's reference holds */
+    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    assert_int_equal(atab_gc(c.t), 1);
+    atab_table_free(c.t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_child_forked_while_threads_hammer_uses_every_table),
+        cmocka_unit_test(a_child_forked_while_a_reader_is_in_its_section_does_not_wait_for_it),
+        cmocka_unit_test(a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,609 @@
+/*
+** test_races.c - every interleaving of two threads through the pause
+** points of each lifecycle protocol (src/hooks.h): handle release against
+** table free, revive against sweep, thread exit against flush and sweep,
+** grow against read. Each schedule holds thread A at its point, runs
+** thread B to completion or to its own point, releases them in a given
+** order, then checks the invariants: exactly one destroy, nothing freed
+** that is held or still read, counts exact (atab_get_stats), identities
+** kept. Run under ASan in CI, where a free too early is a report.
+** Issue 14, finding 1 (release against free) is the first group.
+*/
+#include "test_hooks.h"
+
+enum { ROLE_A = 1, ROLE_B = 2 };
+
+static void setup_hooks(void)
+{
+    pauses_reset();
+}
+
+/* Debug builds have no records: every path takes the locks, and the
+** protocols of sections and spares are not there to test. */
+static void need_sections(void)
+{
+#ifdef ATAB_DEBUG
+    skip();
+#endif
+}
+
+/* ---- handle release vs table free (finding 1) ---- */
+
+typedef struct handle_case {
+    atab_table *t;
+    const atab_atom *a;
+    int rc;
+} handle_case;
+
+static void *do_external_release(void *arg)
+{
+    handle_case *c = arg;
+    c->rc = atab_external_release(c->t, c->a);
+    return NULL;
+}
+
+static void *do_table_free(void *arg)
+{
+    handle_case *c = arg;
+    atab_table_free(c->t);
+    return NULL;
+}
+
+/* The releasing thread R stops after dropping the handle's reference,
+** before the handle count; atab_table_free (F) stops before marking the
+** table closing. `free_first`: F reaches its point before R; `r_goes_first`:
+** R's step on the count comes first. Whoever goes second destroys. */
+static void handle_schedule(int free_first, int r_goes_first)
+{
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    handle_case c = {0};
+    worker r, f;
+    setup_hooks();
+    c.t = race_table(&al);
+    c.a = atab_intern_cstr(c.t, "held-by-a-handle");
+    assert_ptr_equal(atab_external_acquire(c.t, c.a), c.a);
+    assert_int_equal(atab_release(c.t, c.a), ATAB_OK);   /* only the handle holds it */
+    int table_blk = wa_watch(&wa, c.t->raw), atom_blk = wa_watch(&wa, c.a);
+    pause_at *pr = pause_arm("external_release:dropped", ROLE_A, c.t);
+    pause_at *pf = pause_arm("table_free:closing", ROLE_B, c.t);
+    if (free_first) {
+        worker_start(&f, ROLE_B, do_table_free, &c);
+        pause_wait(pf);
+        assert_int_equal(wa_frees(&wa, atom_blk), 0);   /* its gc: the handle holds it */
+        worker_start(&r, ROLE_A, do_external_release, &c);
+        pause_wait(pr);
+    } else {
+        worker_start(&r, ROLE_A, do_external_release, &c);
+        pause_wait(pr);
+        worker_start(&f, ROLE_B, do_table_free, &c);
+        pause_wait(pf);
+        assert_int_equal(wa_frees(&wa, atom_blk), 1);   /* its gc freed the unheld atom */
+    }
+    assert_int_equal(atab_external_handles(c.t), 1);
+    assert_int_equal(wa_frees(&wa, table_blk), 0);
+    worker *first = r_goes_first ? &r : &f, *second = r_goes_first ? &f : &r;
+    pause_release(r_goes_first ? pr : pf);
+    worker_join(first);
+    assert_int_equal(wa_frees(&wa, table_blk), 0);   /* the second one destroys */
+    pause_release(r_goes_first ? pf : pr);
+    worker_join(second);
+    assert_int_equal(c.rc, ATAB_OK);
+    assert_int_equal(wa_frees(&wa, table_blk), 1);   /* exactly once */
+    assert_int_equal(wa_frees(&wa, atom_blk), 1);
+    assert_int_equal(wa.live, 0);
+    assert_int_equal(wa.allocs, wa.frees);
+}
+
+/* R stopped after its drop; atab_table_free runs up to its mark; R's
+** decrement then sees the mark and destroys (the old code read
+** t->closing after the decrement: a use-after-free). */
+static void release_paused_after_its_drop_while_free_runs(void **state)
+{
+    (void)state;
+    handle_schedule(0, 0);
+}
+
+static void release_paused_after_its_drop_then_goes_before_free(void **state)
+{
+    (void)state;
+    handle_schedule(0, 1);
+}
+
+/* atab_table_free stopped before its mark; the last release runs to the
+** end (it must not destroy); the mark then finds no handle and destroys. */
+static void free_paused_before_closing_while_the_last_release_runs(void **state)
+{
+    (void)state;
+    handle_schedule(1, 1);
+}
+
+static void free_paused_before_closing_then_goes_before_the_release(void **state)
+{
+    (void)state;
+    handle_schedule(1, 0);
+}
+
+/* ---- revive vs sweep ---- */
+
+typedef struct revive_case {
+    atab_table *t;
+    const char *key;
+    const atab_atom *got;
+    size_t freed;
+} revive_case;
+
+static void *do_intern(void *arg)
+{
+    revive_case *c = arg;
+    c->got = atab_intern_cstr(c->t, c->key);
+    return NULL;
+}
+
+static void *do_gc(void *arg)
+{
+    revive_case *c = arg;
+    c->freed = atab_gc(c->t);
+    return NULL;
+}
+
+typedef struct revive_env {
+    watch_alloc wa;
+    atab_allocator al;
+    revive_case c;
+    const atab_atom *a;
+    int a_blk;
+} revive_env;
+
+/* An atom at count 0 (its spare flushed back), not yet swept. */
+static void revive_setup(revive_env *e, const char *key)
+{
+    memset(e, 0, sizeof *e);
+    setup_hooks();
+    e->al = wa_allocator(&e->wa);
+    e->c.t = race_table(&e->al);
+    e->c.key = key;
+    e->a = atab_intern_cstr(e->c.t, key);
+    assert_int_equal(atab_release(e->c.t, e->a), ATAB_OK);
+    atab_stats st;
+    atab_get_stats(e->c.t, &st);
+    assert_int_equal(st.unused, 1);
+    assert_int_equal(atab__count(e->a), 0);
+    e->a_blk = wa_watch(&e->wa, e->a);
+}
+
+/* One atom, held once (by the reviver), nothing misused. */
+static void revive_check(revive_env *e, const atab_atom *want)
+{
+    atab_stats st;
+    assert_non_null(e->c.got);
+    assert_int_equal(atab_len(e->c.got), strlen(e->c.key));
+    assert_memory_equal(atab_chars(e->c.got), e->c.key, strlen(e->c.key));
+    if (want)
+        assert_ptr_equal(e->c.got, want);
+    atab_get_stats(e->c.t, &st);
+    assert_int_equal(st.atoms, 1);
+    assert_int_equal(st.unused, 0);
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(atab__count(e->c.got), 1);
+    assert_int_equal(atab_gc(e->c.t), 0);   /* held: never freed */
+    assert_int_equal(atab_release(e->c.t, e->c.got), ATAB_OK);
+    assert_int_equal(atab_gc(e->c.t), 1);
+    atab_table_free(e->c.t);
+    assert_int_equal(e->wa.live, 0);
+}
+
+/* The reviver (V) stops inside its section, before its CAS; the sweep (S)
+** cannot reach its kill: its flush waits for V's section. V revives; the
+** sweep then finds the atom held. */
+static void revive_in_section_holds_the_sweep_at_its_flush(const char *key)
+{
+    revive_env e;
+    worker v, s;
+    revive_setup(&e, key);
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, e.a);
+    pause_at *ps = pause_arm("sweep:kill", ROLE_B, e.a);
+    worker_start(&v, ROLE_A, do_intern, &e.c);
+    pause_wait(pv);
+    worker_start(&s, ROLE_B, do_gc, &e.c);
+    assert_false(pause_reached_soon(ps));   /* held at the flush */
+    assert_true(worker_held(&s));
+    pause_release(pv);
+    worker_join(&v);
+    worker_join(&s);
+    assert_int_equal(e.c.freed, 0);
+    assert_int_equal(wa_frees(&e.wa, e.a_blk), 0);
+    revive_check(&e, e.a);   /* revived: the same atom */
+}
+
+/* S has seen count 0 and stops before its kill; V then stops before its
+** CAS. `sweep_first`: S kills first, then waits for V's section before
+** freeing; V's CAS fails and it makes a new atom. Else V revives first and
+** the kill fails. */
+static void sweep_at_kill_and_revive_at_cas(const char *key, int sweep_first)
+{
+    revive_env e;
+    worker v, s;
+    revive_setup(&e, key);
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, e.a);
+    pause_at *ps = pause_arm("sweep:kill", ROLE_B, e.a);
+    worker_start(&s, ROLE_B, do_gc, &e.c);
+    pause_wait(ps);
+    worker_start(&v, ROLE_A, do_intern, &e.c);
+    pause_wait(pv);
+    if (sweep_first) {
+        pause_release(ps);
+        assert_true(worker_held(&s));   /* in its grace period, for V */
+        assert_int_equal(wa_frees(&e.wa, e.a_blk), 0);
+        assert_int_equal(atab__count(e.a), ATAB__REF_DEAD);
+        long allocs = e.wa.allocs;
+        pause_release(pv);
+        worker_join(&v);
+        worker_join(&s);
+        assert_int_equal(e.c.freed, 1);
+        assert_int_equal(wa_frees(&e.wa, e.a_blk), 1);   /* killed: freed once */
+        assert_true(e.wa.allocs > allocs);               /* V made a new atom */
+        revive_check(&e, NULL);
+    } else {
+        pause_release(pv);
+        worker_join(&v);
+        assert_ptr_equal(e.c.got, e.a);
+        pause_release(ps);
+        worker_join(&s);
+        assert_int_equal(e.c.freed, 0);   /* the kill lost to the revival */
+        assert_int_equal(wa_frees(&e.wa, e.a_blk), 0);
+        revive_check(&e, e.a);
+    }
+}
+
+/* S killed and unlinked the atom and stops before its grace period; V
+** interns the string: a new atom (the old one not yet freed), then S frees
+** the old one. */
+static void sweep_at_free_while_the_string_is_interned(const char *key)
+{
+    revive_env e;
+    worker v, s;
+    revive_setup(&e, key);
+    pause_at *ps = pause_arm("sweep:free", ROLE_B, e.c.t);
+    worker_start(&s, ROLE_B, do_gc, &e.c);
+    pause_wait(ps);
+    worker_start(&v, ROLE_A, do_intern, &e.c);
+    worker_join(&v);
+    assert_int_equal(wa_frees(&e.wa, e.a_blk), 0);
+    assert_ptr_not_equal(e.c.got, e.a);   /* a new atom beside the dying one */
+    pause_release(ps);
+    worker_join(&s);
+    assert_int_equal(e.c.freed, 1);
+    assert_int_equal(wa_frees(&e.wa, e.a_blk), 1);
+    revive_check(&e, NULL);
+}
+
+/* The short-key path (inline probe) and the general one (> 16 bytes). */
+static const char *const revive_keys[] = {"rv-short", "revive-a-rather-longer-key-0123"};
+
+static void revive_paused_before_cas_holds_a_sweep_at_its_flush(void **state)
+{
+    (void)state;
+    need_sections();
+    for (int i = 0; i < 2; i++)
+        revive_in_section_holds_the_sweep_at_its_flush(revive_keys[i]);
+}
+
+static void sweep_paused_before_kill_then_kills_first_and_revive_makes_a_new_atom(void **state)
+{
+    (void)state;
+    need_sections();
+    for (int i = 0; i < 2; i++)
+        sweep_at_kill_and_revive_at_cas(revive_keys[i], 1);
+}
+
+static void sweep_paused_before_kill_while_a_thread_revives_keeps_the_atom(void **state)
+{
+    (void)state;
+    need_sections();
+    for (int i = 0; i < 2; i++)
+        sweep_at_kill_and_revive_at_cas(revive_keys[i], 0);
+}
+
+static void sweep_paused_before_its_grace_period_while_the_string_is_interned_again(void **state)
+{
+    (void)state;
+    need_sections();
+    for (int i = 0; i < 2; i++)
+        sweep_at_free_while_the_string_is_interned(revive_keys[i]);
+}
+
+/* ---- thread exit vs flush and sweep ---- */
+
+typedef struct exit_case {
+    atab_table *t;
+    atab__rec *rec;    /* the exiting thread's record on t */
+    int ready;         /* rec is set (atomic) */
+    sem_t may_exit;
+    size_t freed;
+} exit_case;
+
+/* Leaves spares in this thread's cache: two on "exit-shared" (which the
+** main thread holds too), one on "exit-only" (held by nobody now); then
+** exits when told, and thread exit gives the record back. */
+static void *do_use_and_exit(void *arg)
+{
+    exit_case *c = arg;
+    const atab_atom *x = atab_intern_cstr(c->t, "exit-shared");
+    atab_intern_cstr(c->t, "exit-shared");
+    const atab_atom *y = atab_intern_cstr(c->t, "exit-only");
+    atab_release(c->t, x);
+    atab_release(c->t, x);
+    atab_release(c->t, y);
+    c->rec = my_rec(c->t);
+    __atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
+    while (sem_wait(&c->may_exit) != 0)
+        ;
+    return NULL;
+}
+
+static void *do_gc_exit(void *arg)
+{
+    exit_case *c = arg;
+    c->freed = atab_gc(c->t);
+    return NULL;
+}
+
+/* The exiting thread E stops (`pause_e`) before giving its record back,
+** g_lock held; the sweep F stops (`pause_f`) before giving E's record's
+** spares back (reg_lock held). `f_first`: F reaches its point before E
+** starts to exit; `e_goes_first`: E is let go first. Each spare goes back
+** once: the held atom keeps exactly its holder's count, the other is swept
+** once, E's record is freed once. */
+static void exit_schedule(int pause_e, int pause_f, int f_first, int e_goes_first)
+{
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    exit_case c;
+    worker e, f;
+    memset(&c, 0, sizeof c);
+    sem_init(&c.may_exit, 0, 0);
+    setup_hooks();
+    c.t = race_table(&al);
+    const atab_atom *x = atab_intern_cstr(c.t, "exit-shared");
+    pause_at *pe = pause_e ? pause_arm("thread_exit:record", ROLE_A, NULL) : NULL;
+    worker_start(&e, ROLE_A, do_use_and_exit, &c);
+    while (!__atomic_load_n(&c.ready, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    int rec_blk = wa_watch(&wa, c.rec->raw);
+    pause_at *pf = pause_f ? pause_arm("flush:record", ROLE_B, c.rec) : NULL;
+    if (pause_f && f_first) {
+        worker_start(&f, ROLE_B, do_gc_exit, &c);
+        pause_wait(pf);   /* F holds reg_lock; E's cache is F's */
+    }
+    sem_post(&c.may_exit);
+    if (pause_e)
+        pause_wait(pe);   /* E holds g_lock, its record still linked */
+    if (pause_f && !f_first) {
+        worker_start(&f, ROLE_B, do_gc_exit, &c);
+        pause_wait(pf);
+    }
+    if (!pause_f) {   /* F runs through while E is held */
+        worker_start(&f, ROLE_B, do_gc_exit, &c);
+        worker_join(&f);
+        assert_int_equal(c.freed, 1);   /* "exit-only": E's spare came back */
+        assert_int_equal(wa_frees(&wa, rec_blk), 0);
+        pause_release(pe);
+    } else if (!pause_e || e_goes_first) {   /* E runs into F's lock */
+        if (pause_e)
+            pause_release(pe);
+        assert_false(worker_exits_soon(&e));   /* at reg_lock: F has it */
+        assert_int_equal(wa_frees(&wa, rec_blk), 0);
+        pause_release(pf);
+    } else {
+        pause_release(pf);
+        worker_join(&f);
+        assert_int_equal(wa_frees(&wa, rec_blk), 0);
+        pause_release(pe);
+    }
+    worker_join(&f);
+    worker_join(&e);
+    sem_destroy(&c.may_exit);
+    assert_int_equal(wa_frees(&wa, rec_blk), 1);   /* the record went back, once */
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 0);                /* no spare given back twice */
+    assert_int_equal(atab__count(x), 1);           /* exactly the main thread's */
+    assert_int_equal(c.freed + atab_gc(c.t), 1);   /* "exit-only", once */
+    assert_int_equal(atab_count(c.t), 1);
+    assert_ptr_equal(atab_lookup(c.t, "exit-shared", 11), x);
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab_gc(c.t), 1);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
+static void exiting_thread_paused_with_its_record_while_a_sweep_flushes_it(void **state)
+{
+    (void)state;
+    need_sections();
+    exit_schedule(1, 0, 0, 0);
+}
+
+static void flush_paused_on_a_record_while_its_thread_exits(void **state)
+{
+    (void)state;
+    need_sections();
+    exit_schedule(0, 1, 1, 0);
+}
+
+static void exit_and_flush_both_paused_in_every_order(void **state)
+{
+    (void)state;
+    need_sections();
+    for (int f_first = 0; f_first < 2; f_first++)
+        for (int e_goes_first = 0; e_goes_first < 2; e_goes_first++)
+            exit_schedule(1, 1, f_first, e_goes_first);
+}
+
+/* ---- grow vs read ---- */
+
+#define READ_KEY "grow-reader-looks-for-this-long-key"
+
+typedef struct grow_case {
+    atab_table *t;
+    unsigned shard;
+    const atab_atom *got;
+    int grew;
+} grow_case;
+
+static unsigned shard_of_key(atab_table *t, const char *s)
+{
+    return atab__h_shard(atab__hash_bytes(t->seed, s, strlen(s)));
+}
+
+static void *do_read(void *arg)
+{
+    grow_case *c = arg;
+    c->got = atab_lookup(c->t, READ_KEY, strlen(READ_KEY));
+    return NULL;
+}
+
+/* Interns keys of the reader's shard until its array is replaced. */
+static void *do_grow(void *arg)
+{
+    grow_case *c = arg;
+    atab__shard *sh = &c->t->shards[c->shard];
+    uint64_t old = __atomic_load_n(&sh->arr, __ATOMIC_ACQUIRE);
+    char buf[32];
+    for (int i = 0; i < 1000000 && !c->grew; i++) {
+        snprintf(buf, sizeof buf, "fill%d", i);
+        if (shard_of_key(c->t, buf) != c->shard)
+            continue;
+        atab_intern_cstr(c->t, buf);   /* held: the table keeps growing */
+        c->grew = __atomic_load_n(&sh->arr, __ATOMIC_ACQUIRE) != old;
+    }
+    return NULL;
+}
+
+/* The reader R loaded the shard's array and stops before probing it
+** (`pause_r`); the grower G replaces that array and stops before its grace
+** period. `r_first`: R has its array before G grows; `g_goes_first`: G is
+** let go first and must then wait for R's section before freeing the old
+** array, which R is still probing. */
+static void grow_schedule(int pause_r, int r_first, int g_goes_first)
+{
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    grow_case c = {0};
+    worker r, g;
+    setup_hooks();
+    c.t = race_table(&al);
+    const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
+    c.shard = shard_of_key(c.t, READ_KEY);
+    uint64_t old = c.t->shards[c.shard].arr;
+    assert_true(old >> 56);   /* a real array, not the shared empty one */
+    int old_blk = wa_watch(&wa, (void *)(uintptr_t)(old & ((UINT64_C(1) << 56) - 1)));
+    pause_at *pr = pause_r ? pause_arm("probe:array", ROLE_A, c.t) : NULL;
+    pause_at *pg = pause_arm("grow:free", ROLE_B, c.t);
+    if (pause_r && r_first) {
+        worker_start(&r, ROLE_A, do_read, &c);
+        pause_wait(pr);
+    }
+    worker_start(&g, ROLE_B, do_grow, &c);
+    pause_wait(pg);
+    assert_true(c.t->shards[c.shard].arr != old);   /* the new array is published */
+    assert_int_equal(wa_frees(&wa, old_blk), 0);
+    if (!pause_r) {   /* R reads through, on the new array */
+        worker_start(&r, ROLE_A, do_read, &c);
+        worker_join(&r);
+        pause_release(pg);
+    } else {
+        if (!r_first) {   /* R stops on the new array */
+            worker_start(&r, ROLE_A, do_read, &c);
+            pause_wait(pr);
+        }
+        if (g_goes_first) {
+            pause_release(pg);
+            assert_true(worker_held(&g));   /* its grace period waits for R */
+            assert_int_equal(wa_frees(&wa, old_blk), 0);
+            pause_release(pr);   /* R probes its array, the old one if r_first */
+        } else {
+            pause_release(pr);
+            worker_join(&r);
+            assert_int_equal(wa_frees(&wa, old_blk), 0);
+            pause_release(pg);
+        }
+    }
+    worker_join(&r);
+    worker_join(&g);
+    assert_true(c.grew);
+    assert_ptr_equal(c.got, x);   /* found on whichever array it read */
+    assert_int_equal(wa_frees(&wa, old_blk), 1);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(st.unused, 0);
+    assert_int_equal(atab__count(x), 2);   /* the main thread's and R's */
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
+static void reader_paused_on_the_old_array_while_the_shard_grows(void **state)
+{
+    (void)state;
+    need_sections();
+    grow_schedule(1, 1, 1);
+}
+
+static void reader_paused_on_the_old_array_leaves_before_the_grower_frees(void **state)
+{
+    (void)state;
+    need_sections();
+    grow_schedule(1, 1, 0);
+}
+
+static void reader_after_the_grow_reads_the_new_array(void **state)
+{
+    (void)state;
+    need_sections();
+    grow_schedule(0, 0, 0);
+    grow_schedule(1, 0, 0);
+    grow_schedule(1, 0, 1);
+}
+
+/* Points that no pause names, and threads that no pause names, pass
+** through: a busy table with the hook installed and nothing armed. */
+static void unarmed_points_pass_through(void **state)
+{
+    (void)state;
+    setup_hooks();
+    my_role = ROLE_A;   /* a role with no pause armed */
+    atab_table *t = race_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "pass");
+    assert_ptr_equal(atab_external_acquire(t, a), a);
+    assert_int_equal(atab_release(t, a), ATAB_OK);
+    assert_int_equal(atab_gc(t), 0);   /* the handle holds it */
+    assert_int_equal(atab_external_release(t, a), ATAB_OK);
+    assert_int_equal(atab_gc(t), 1);
+    atab_table_free(t);
+    my_role = 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(unarmed_points_pass_through),
+        cmocka_unit_test(release_paused_after_its_drop_while_free_runs),
+        cmocka_unit_test(release_paused_after_its_drop_then_goes_before_free),
+        cmocka_unit_test(free_paused_before_closing_while_the_last_release_runs),
+        cmocka_unit_test(free_paused_before_closing_then_goes_before_the_release),
+        cmocka_unit_test(revive_paused_before_cas_holds_a_sweep_at_its_flush),
+        cmocka_unit_test(sweep_paused_before_kill_then_kills_first_and_revive_makes_a_new_atom),
+        cmocka_unit_test(sweep_paused_before_kill_while_a_thread_revives_keeps_the_atom),
+        cmocka_unit_test(sweep_paused_before_its_grace_period_while_the_string_is_interned_again),
+        cmocka_unit_test(exiting_thread_paused_with_its_record_while_a_sweep_flushes_it),
+        cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
+        cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
+        cmocka_unit_test(reader_paused_on_the_old_array_while_the_shard_grows),
+        cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grower_frees),
+        cmocka_unit_test(reader_after_the_grow_reads_the_new_array),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
