@@ -40,7 +40,7 @@ static dist measure(const atab_table *t)
     for (unsigned s = 0; s < ATAB__SHARDS; s++) {
         const atab__shard *sh = &t->shards[s];
         atab__arr v = atab__arr_of(sh->arr);
-        if (!atab__arr_code(sh->arr))
+        if ((sh->arr & ATAB__ARR_ADDR) == (uintptr_t)atab__no_slots)
             continue;
         cap += atab__arr_cap(v);
         for (size_t i = 0; i < atab__arr_cap(v); i++) {

@@ -142,14 +142,14 @@ ATAB__INLINE int match_atom(const void *key, const atab_atom *a)
 
 /* ---- slot arrays (shard lock held) ---- */
 
-#define G(c) ((c) ? (uint32_t)(((uint64_t)(4 + ((c) & 3)) << ((c) >> 2)) / ATAB__GROUP_BYTES) : 1u)
+#define G(c) ((uint32_t)(((uint64_t)(4 + ((c) & 3)) << ((c) >> 2)) / ATAB__GROUP_BYTES))
 #define G4(c) G(c), G(c + 1), G(c + 2), G(c + 3)
-#define G20(c) G4(c), G4(c + 4), G4(c + 8), G4(c + 12), G4(c + 16)
+#define G16(c) G4(c), G4(c + 4), G4(c + 8), G4(c + 12)
 const uint32_t atab__code_groups[ATAB__MAX_CODE + 1] = {
-    G20(0), G20(20), G20(40), G20(60), G20(80), G20(100), G20(120), G(140)};
+    G16(0), G16(16), G16(32), G16(48), G16(64), G16(80)};
 #undef G
 #undef G4
-#undef G20
+#undef G16
 
 /* The array of a shard that has none: one group of empty slots. */
 const uint64_t atab__no_slots[ATAB__GROUP / 8] __attribute__((aligned(16))) = {UINT64_C(0x8080808080808080),
@@ -157,7 +157,26 @@ const uint64_t atab__no_slots[ATAB__GROUP / 8] __attribute__((aligned(16))) = {U
 
 static inline int is_array(uint64_t word)
 {
-    return atab__arr_code(word) != 0;   /* code 0 is atab__no_slots */
+    return (word & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots;
+}
+
+/* The code of an array's block: the smallest with its count of groups. */
+static unsigned code_of(uint64_t word)
+{
+    size_t n = atab__arr_of(word).ngroups;
+    unsigned code = 16;
+    while (atab__code_groups[code] < n)
+        code++;
+    return code;
+}
+
+/* The next code up whose blocks hold more groups than `code`'s. */
+static unsigned next_code(unsigned code)
+{
+    unsigned next = code + 1;
+    while (next < ATAB__MAX_CODE && atab__code_groups[next] <= atab__code_groups[code])
+        next++;
+    return next;
 }
 
 /* Slots in a shard's array; 0 with none. */
@@ -236,8 +255,7 @@ static void erase(atab__shard *sh, atab__arr v, size_t i)
 static void free_arr(atab_table *t, uint64_t word)
 {
     if (is_array(word))
-        atab__free(t, (void *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1)),
-                   atab__code_bytes(atab__arr_code(word)));
+        atab__free(t, atab__arr_of(word).base, atab__code_bytes(code_of(word)));
 }
 
 /* The smallest size class whose groups hold n full slots at the growth
@@ -284,7 +302,7 @@ static uint64_t new_block(atab_table *t, unsigned code)
         atab__set_error(ATAB_ENOMEM);
         return 0;
     }
-    return (uint64_t)code << 56 | (uintptr_t)blk;
+    return atab__arr_word(blk, atab__code_groups[code]);
 }
 
 /* Moves a locked shard's full slots into a new array of size class `code`
@@ -297,7 +315,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
     uint64_t old = sh->arr, word = atab__no_arr();
     atab_status saved = atab_last_error();
-    for (unsigned tries = 0; code; tries++, code++) {
+    for (unsigned tries = 0; code; tries++, code = next_code(code)) {
         uint64_t blk = new_block(t, code);
         if (!blk && !tries)
             return UINT64_MAX;
@@ -307,7 +325,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
         }
         free_arr(t, word);
         word = fill(t, blk, old);
-        if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || code + 1 >= ATAB__MAX_CODE)
+        if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || next_code(code) >= ATAB__MAX_CODE)
             break;
     }
     __atomic_store_n(&sh->arr, word, __ATOMIC_RELEASE);
@@ -377,7 +395,8 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
     if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
         i = kick(t, v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
-        unsigned code = atab__arr_code(sh->arr) + 1, want = code_for((size_t)sh->used + 1);
+        unsigned code = is_array(sh->arr) ? next_code(code_of(sh->arr)) : 16;
+        unsigned want = code_for((size_t)sh->used + 1);
         atab_status saved = atab_last_error();
         uint64_t old = UINT64_MAX;
         if (!*retired && 2 * (size_t)sh->used >= shard_cap(sh) && code < ATAB__MAX_CODE)
@@ -821,7 +840,7 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(sh->arr);
         if (is_array(sh->arr) && array_fn)
-            array_fn(ud, v.base, atab__code_bytes(atab__arr_code(sh->arr)));
+            array_fn(ud, v.base, atab__code_bytes(code_of(sh->arr)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));

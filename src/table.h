@@ -194,41 +194,45 @@ static inline int atab__slot_may_match(uint64_t s, uint64_t h)
 /* ---- arrays ---- */
 
 /* An array's block is an allocator size class, (4 + m) << e bytes, given
-** by its code e << 2 | m; the shard's `arr` word packs the code in bits
-** 56-62 and the overflow flag in bit 63 with the block's address, so a
-** reader gets all three in one load. A
-** shard with no array points at atab__no_slots, one group of empty
-** control bytes (code 0), so a probe needs no test for it. */
-#define ATAB__MAX_CODE (35 << 2)   /* blocks up to 2^35 bytes */
-#define ATAB__ARR_OVERFLOW (UINT64_C(1) << 63)
-
-static inline unsigned atab__arr_code(uint64_t word)
-{
-    return (unsigned)(word >> 56) & 0x7f;
-}
+** by its code e << 2 | m, holding as many groups as fit. The shard's `arr`
+** word packs what a reader needs into one load, with no table to look up:
+** the block's address (bits 4-47: blocks are 16-aligned), the group count
+** (its low 16 bits in bits 48-63, its high 3 bits in bits 0-2) and the
+** overflow flag (bit 3). Writers find the code again from the group count:
+** a block is always the smallest class with its count of groups. A shard
+** with no array points at atab__no_slots, one group of empty control bytes,
+** so a probe needs no test for it. */
+#define ATAB__MAX_CODE ((23 << 2) | 3)   /* 7 << 23 bytes: 407,723 groups */
+#define ATAB__ARR_OVERFLOW UINT64_C(8)
+#define ATAB__ARR_ADDR UINT64_C(0x0000fffffffffff0)
 
 static inline size_t atab__code_bytes(unsigned code)
 {
     return (size_t)(4 + (code & 3)) << (code >> 2);
 }
 
-/* Groups in a block of each code (ATAB__GROUP_BYTES each), 1 for code 0. */
+/* Groups in a block of each code (ATAB__GROUP_BYTES each). */
 extern ATAB__HIDDEN const uint32_t atab__code_groups[ATAB__MAX_CODE + 1];
 extern ATAB__HIDDEN const uint64_t atab__no_slots[ATAB__GROUP / 8];
+
+static inline uint64_t atab__arr_word(const void *base, size_t ngroups)
+{
+    return (uint64_t)(uintptr_t)base | (uint64_t)(ngroups & 0xffff) << 48 | (ngroups >> 16 & 7);
+}
 
 static inline atab__arr atab__arr_of(uint64_t word)
 {
     atab__arr v;
-    v.base = (uint8_t *)(uintptr_t)(word & ((UINT64_C(1) << 56) - 1));
-    v.ngroups = atab__code_groups[atab__arr_code(word)];
-    v.overflow = (int)(word >> 63);
+    v.base = (uint8_t *)(uintptr_t)(word & ATAB__ARR_ADDR);
+    v.ngroups = (size_t)(word >> 48 | (word & 7) << 16);
+    v.overflow = (int)(word >> 3 & 1);
     return v;
 }
 
 /* The word of a shard with no array. */
 static inline uint64_t atab__no_arr(void)
 {
-    return (uint64_t)(uintptr_t)atab__no_slots;
+    return atab__arr_word(atab__no_slots, 1);
 }
 
 static inline size_t atab__arr_cap(atab__arr v)

@@ -498,8 +498,8 @@ static void grow_schedule(int pause_r, int r_first, int g_goes_first)
     const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
     c.shard = shard_of_key(c.t, READ_KEY);
     uint64_t old = c.t->shards[c.shard].arr;
-    assert_true(old >> 56);   /* a real array, not the shared empty one */
-    int old_blk = wa_watch(&wa, (void *)(uintptr_t)(old & ((UINT64_C(1) << 56) - 1)));
+    assert_true((old & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots);   /* a real array */
+    int old_blk = wa_watch(&wa, atab__arr_of(old).base);
     pause_at *pr = pause_r ? pause_arm("probe:array", ROLE_A, c.t) : NULL;
     pause_at *pg = pause_arm("grow:free", ROLE_B, c.t);
     if (pause_r && r_first) {
