@@ -43,7 +43,7 @@
 #define GROW_NUM 13
 #define GROW_DEN 16
 #endif
-#define RETIRE_MAX 1024        /* atoms a sweep frees per grace period */
+#define RETIRE_LOCAL 256       /* a sweep's retire buffer on the stack */
 
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
 {
@@ -670,12 +670,37 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
 
 /* ---- the sweep ---- */
 
+/* What a sweep unlinked and frees after one grace period: as many atoms
+** as its buffer holds (on the stack, then grown from the table's allocator:
+** one grace period, one membarrier, for a whole sweep), and the arrays it
+** shrank. */
 typedef struct retire {
-    atab_atom *atoms[RETIRE_MAX];
-    size_t n_atoms;
+    atab_atom **atoms;
+    size_t n_atoms, cap;
     uint64_t arrays[4];
     size_t n_arrays;
+    atab_atom *local[RETIRE_LOCAL];
 } retire;
+
+/* Room for one more atom, growing the buffer; -1 when it cannot grow
+** (benign: the sweep frees what it holds, then goes on). */
+static int retire_room(atab_table *t, retire *rt)
+{
+    if (rt->n_atoms < rt->cap)
+        return 0;
+    atab_status saved = atab_last_error();
+    atab_atom **na = atab__alloc(t, 2 * rt->cap * sizeof *na);
+    if (!na) {
+        atab__set_error(saved);
+        return -1;
+    }
+    memcpy(na, rt->atoms, rt->n_atoms * sizeof *na);
+    if (rt->atoms != rt->local)
+        atab__free(t, rt->atoms, rt->cap * sizeof *rt->atoms);
+    rt->atoms = na;
+    rt->cap *= 2;
+    return 0;
+}
 
 /* Frees what was unlinked, once no reader can still see it. */
 static void retire_flush(atab_table *t, retire *rt)
@@ -710,13 +735,14 @@ static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 }
 
 /* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
-** retire buffer has room). Returns how many. */
+** retire buffer has room; else the caller frees and comes back). Returns
+** how many. */
 static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
     size_t freed = 0;
     pthread_mutex_lock(&sh->lock);
     atab__arr v = atab__arr_of(sh->arr);
-    for (size_t i = 0; i < atab__arr_cap(v) && rt->n_atoms < RETIRE_MAX; i++) {
+    for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
         if (!atab__slot_full(v, i))
             continue;
         atab_atom *a = (atab_atom *)atab__slot_atom(*atab__slot_ptr(v, i));
@@ -740,6 +766,8 @@ static size_t sweep(atab_table *t)
 {
     retire rt;
     size_t freed = 0, got;
+    rt.atoms = rt.local;
+    rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
     atab__flush_counts(t);   /* spares back: every count is what holders hold */
@@ -747,11 +775,13 @@ static size_t sweep(atab_table *t)
         do {
             got = sweep_shard(t, &t->shards[i], &rt);
             freed += got;
-            if (rt.n_atoms == RETIRE_MAX || rt.n_arrays == 4)
+            if (rt.n_atoms == rt.cap || rt.n_arrays == 4)
                 retire_flush(t, &rt);
         } while (got && rt.n_atoms == 0);   /* the buffer filled: this shard again */
     }
     retire_flush(t, &rt);
+    if (rt.atoms != rt.local)
+        atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);
     return freed;
 }
 
