@@ -59,26 +59,36 @@ const atab_allocator *atab_default_allocator(void)
     return &default_allocator;
 }
 
-/* The counter a block is charged to: the table's, or with no memory limit
-** to check, `acct` (atoms: the creating or freeing thread's record, so
-** threads churning atoms share no written line; thread.c folds a record's
-** count into the table's when the record goes). */
-static size_t *account(atab_table *t, size_t *acct)
+/* Charges d (added, modulo 2^64) to a block's counter: with a memory limit
+** the table's, shared, where the limit is checked (the new total; 0 when
+** the charge would pass the limit, which then is not made); without one,
+** `acct` when given, the creating or freeing thread's record, which only
+** that thread writes (plain stores: threads churning atoms share no
+** written line; thread.c folds a record's count into the table's when the
+** record goes, and sums them for a report). */
+static int charge(atab_table *t, size_t *acct, size_t d)
 {
-    return acct && !t->memory_limit ? acct : &t->bytes;
+    if (t->memory_limit) {
+        size_t now = __atomic_add_fetch(&t->bytes, d, __ATOMIC_RELAXED);
+        if (d < SIZE_MAX / 2 && now > t->memory_limit) {   /* an allocation past it */
+            __atomic_sub_fetch(&t->bytes, d, __ATOMIC_RELAXED);
+            return -1;
+        }
+    } else if (acct) {
+        __atomic_store_n(acct, __atomic_load_n(acct, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
+    } else {
+        __atomic_add_fetch(&t->bytes, d, __ATOMIC_RELAXED);
+    }
+    return 0;
 }
 
 void *atab__alloc_in(atab_table *t, size_t *acct, size_t size)
 {
-    size_t *b = account(t, acct);
-    size_t now = __atomic_add_fetch(b, size, __ATOMIC_RELAXED);
-    if (t->memory_limit && now > t->memory_limit) {
-        __atomic_sub_fetch(b, size, __ATOMIC_RELAXED);
+    if (charge(t, acct, size) != 0)
         return atab__fail(ATAB_ELIMIT);
-    }
     void *p = t->alloc.alloc(t->alloc.ud, size);
     if (!p) {
-        __atomic_sub_fetch(b, size, __ATOMIC_RELAXED);
+        charge(t, acct, -size);
         return atab__fail(ATAB_ENOMEM);
     }
     return p;
@@ -88,7 +98,7 @@ void atab__free_in(atab_table *t, size_t *acct, void *p, size_t size)
 {
     if (!p)
         return;
-    __atomic_sub_fetch(account(t, acct), size, __ATOMIC_RELAXED);
+    charge(t, acct, -size);
     t->alloc.free(t->alloc.ud, p, size);
 }
 

@@ -172,13 +172,17 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     return dropped(t, r, what);
 }
 
+/* Moves a record that is going away's byte count into the table's. */
+static void fold_bytes(atab_table *t, atab__rec *r)
+{
+    __atomic_add_fetch(&t->bytes, __atomic_load_n(&r->bytes, __ATOMIC_RELAXED),
+                       __ATOMIC_RELAXED);
+    r->bytes = 0;
+}
+
 /* Gives back every entry of a record whose cache the caller owns. */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
-    if (__atomic_load_n(&r->bytes, __ATOMIC_RELAXED)) {   /* its byte count goes to the table's */
-        __atomic_add_fetch(&t->bytes, __atomic_exchange_n(&r->bytes, 0, __ATOMIC_RELAXED),
-                           __ATOMIC_RELAXED);
-    }
     for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
         if (r->e[i])
             give_back(t, r, &r->e[i]);
@@ -267,6 +271,7 @@ static void thread_exit(void *unused)
         ATAB__PAUSE("thread_exit:record", r);   /* g_lock held */
         unlink_rec(r);
         give_back_all(t, r);   /* no section: this thread is the owner */
+        fold_bytes(t, r);
         atab__free(t, r->raw, REC_ALLOC);
     }
     for (unsigned i = 0; i < TLS_SLOTS; i++)
@@ -403,6 +408,7 @@ static void fork_child(void)
             }
             *p = r->next;   /* its thread is not in this process */
             give_back_all(t, r);
+            fold_bytes(t, r);
             atab__free(t, r->raw, REC_ALLOC);
         }
     }

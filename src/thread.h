@@ -45,7 +45,8 @@ typedef struct atab__rec {
     uint64_t seq;             /* odd inside a section; only the owner writes */
     uint32_t flush_req;       /* a flusher owns the cache (atomic) */
     int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
-    size_t bytes;             /* atoms' bytes this thread allocated less freed (atomic) */
+    size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
+                                 (only its thread writes it; atomic loads and stores) */
     atab_table *t;
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
