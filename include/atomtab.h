@@ -387,10 +387,13 @@ typedef int (*atab_write_fn)(void *ud, const char *buf, size_t len);
 ATAB_API int atab_write_file(void *ud, const char *buf, size_t len);
 
 /**
- * Writes the report as a text tree in the style of Firefox's about:memory:
- * the explicit/ tree (amount in bytes, percentage of the parent, drawn
- * with "├──" "└──", largest first), then the other byte measurements, then
- * the counts, listed apart. UTF-8 text, lines end with '\n'.
+ * Writes the report as a text tree, as Firefox's about:memory (verbose)
+ * renders the same JSON: "Explicit Allocations", the explicit/ tree
+ * (amount in bytes, percentage of the tree's root, drawn with "├──"
+ * "└──", largest first and then by name, a chain of lone kids merged into
+ * one "a/b" line), then "Other Measurements": every entry outside explicit/
+ * (bytes and counts alike), sorted by path, amounts right-aligned, no
+ * percentage. UTF-8 text, lines end with '\n'.
  * Example: atab_report_tree(t, atab_write_file, stdout).
  * @return ATAB_OK, ATAB_EINVAL (NULL t or w), or the writer's first
  *         non-zero return.
@@ -410,6 +413,78 @@ ATAB_API int atab_report_tree(atab_table *t, atab_write_fn w, void *ud);
  */
 ATAB_API int atab_report_json(atab_table *t, const char *process,
                               atab_write_fn w, void *ud);
+
+/** The longest prefix atab_report_options takes, in bytes. */
+#define ATAB_REPORT_PREFIX_MAX 128
+/** The most extra entries atab_report_options takes. */
+#define ATAB_REPORT_EXTRA_MAX 8
+
+/** One report entry a host adds to a dump (see atab_report_options). */
+typedef struct atab_report_entry {
+    const char *path;         /**< '/'-separated, non-empty; explicit/... in bytes */
+    int kind;                 /**< ATAB_KIND_* */
+    int units;                /**< ATAB_UNITS_* */
+    int64_t amount;
+    const char *description;  /**< NULL gives "" */
+} atab_report_entry;
+
+/**
+ * Options for the _ex reports; a zeroed struct (or NULL) is the plain
+ * atab_report / atab_report_tree / atab_report_json. Read during the call
+ * only; the strings must stay valid until it returns.
+ */
+typedef struct atab_report_options {
+    /**
+     * Keeps the paths of several tables in one host apart. NULL or "": none.
+     * Otherwise '/'-separated non-empty names (no leading, trailing or
+     * doubled '/'), at most ATAB_REPORT_PREFIX_MAX bytes. The table's
+     * explicit/REST becomes explicit/PREFIX/REST; a single-name entry NAME
+     * becomes PREFIX-NAME with each '/' of the prefix written as '-' (it
+     * stays a single name, as about:memory wants one unit per tree).
+     * Example: "html" gives explicit/html/atoms/table and html-atoms-dynamic.
+     */
+    const char *prefix;
+    /**
+     * Process-wide entries the host measured, reported after the table's as
+     * given (no prefix), e.g. "heap-allocated" (the allocator's total) and
+     * "resident": with "heap-allocated", the tree shows about:memory's
+     * explicit/heap-unclassified, heap-allocated minus the explicit HEAP
+     * entries. At most ATAB_REPORT_EXTRA_MAX; NULL when n_extra is 0.
+     */
+    const atab_report_entry *extra;
+    size_t n_extra;
+} atab_report_options;
+
+/**
+ * atab_report with options: the table's entries with the prefix applied,
+ * then the extra entries.
+ * @return ATAB_OK, ATAB_EINVAL (NULL t or fn, or options breaking the
+ *         rules of atab_report_options), or the first non-zero value `fn`
+ *         returned. Thread-safe, as atab_report; allocates nothing.
+ */
+ATAB_API int atab_report_ex(atab_table *t, const atab_report_options *o,
+                            atab_report_fn fn, void *ud);
+
+/**
+ * atab_report_tree with options. Extra entries outside explicit/ are
+ * listed under "Other Measurements" by their full path, even those with a
+ * '/' (about:memory would draw those as trees of their own).
+ * @return as atab_report_ex, with the writer's first non-zero return in
+ *         place of fn's; ATAB_EINVAL is returned before anything is written.
+ * Thread-safe, as atab_report; allocates nothing.
+ */
+ATAB_API int atab_report_tree_ex(atab_table *t, const atab_report_options *o,
+                                 atab_write_fn w, void *ud);
+
+/**
+ * atab_report_json with options (the table's entries prefixed, then the
+ * extra ones).
+ * @return as atab_report_tree_ex. Thread-safe, as atab_report; allocates
+ *         nothing.
+ */
+ATAB_API int atab_report_json_ex(atab_table *t, const char *process,
+                                 const atab_report_options *o,
+                                 atab_write_fn w, void *ud);
 
 /* ------------------------------------------------------------------ */
 /* Static atom sets                                                    */

@@ -101,87 +101,178 @@ static void take_census(atab_table *t, census *c)
 /* Entries                                                             */
 /* ------------------------------------------------------------------ */
 
+#define MAX_TABLE_ENTRIES 8
+#define MAX_ENTRIES (MAX_TABLE_ENTRIES + ATAB_REPORT_EXTRA_MAX)
+#define PATH_CAP (ATAB_REPORT_PREFIX_MAX + 48)   /* prefix + our longest path */
+
 typedef struct entry {
-    const char *path;
+    const char *path;   /* buf, or a host's extra entry's path */
     int kind, units;
     int64_t amount;
     const char *desc;
+    char buf[PATH_CAP];
 } entry;
 
-#define MAX_ENTRIES 8
+/* The report's list: the table's entries, then the host's extra ones. */
+typedef struct entries {
+    entry e[MAX_ENTRIES];
+    size_t n;
+    int exact;   /* every usable size was known */
+} entries;
 
-static entry make(const char *path, int kind, int units, size_t amount,
-                  const char *desc)
+/* Writes the table's path `path` into e->buf with the host's prefix:
+** explicit/REST becomes explicit/PREFIX/REST, a single NAME becomes
+** PREFIX-NAME with each '/' of the prefix written as '-' (so it stays a
+** single name: about:memory wants one unit per tree). */
+static void prefixed(entry *e, const char *path, const char *prefix)
 {
-    entry e = {path, kind, units, (int64_t)amount, desc};
-    return e;
+    size_t k = 0, plen = prefix ? strlen(prefix) : 0;
+    if (plen == 0) {
+        e->path = path;
+        return;
+    }
+    if (strncmp(path, "explicit/", 9) == 0) {
+        snprintf(e->buf, sizeof e->buf, "explicit/%s/%s", prefix, path + 9);
+    } else {
+        for (; k < plen; k++)
+            e->buf[k] = prefix[k] == '/' ? '-' : prefix[k];
+        snprintf(e->buf + k, sizeof e->buf - k, "-%s", path);
+    }
+    e->path = e->buf;
 }
 
-/* Fills e[] from a census (the list documented in atomtab.h); returns the
-** number of entries. */
-static size_t make_entries(const census *c, entry *e)
+static void add(entries *l, const char *prefix, const char *path, int kind,
+                int units, size_t amount, const char *desc)
 {
-    size_t n = 0;
-    e[n++] = make("explicit/atoms/table", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
-                  c->exact ? c->table_use : c->table_req, c->exact
-                  ? "The atom table: the table object, its shards' slot arrays, "
-                    "its per-thread reference caches and its host string cache, "
-                    "at the allocator's usable size."
-                  : "The atom table: the table object, its shards' slot arrays, "
-                    "its per-thread reference caches and its host string cache, as requested (the allocator does not tell "
-                    "usable sizes).");
-    e[n++] = make("explicit/atoms/dynamic/atom-objects", ATAB_KIND_HEAP,
-                  ATAB_UNITS_BYTES, c->atom_req,
-                  "Dynamic atoms as requested from the allocator: an 8-byte "
-                  "header, the characters and a NUL each.");
+    entry *e = &l->e[l->n++];
+    prefixed(e, path, prefix);
+    e->kind = kind;
+    e->units = units;
+    e->amount = (int64_t)amount;
+    e->desc = desc;
+}
+
+/* Adds the table's entries from a census (the list documented in
+** atomtab.h). */
+static void make_entries(const census *c, const char *prefix, entries *l)
+{
+    add(l, prefix, "explicit/atoms/table", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
+        c->exact ? c->table_use : c->table_req, c->exact
+        ? "The atom table: the table object, its shards' slot arrays, "
+          "its per-thread reference caches and its host string cache, "
+          "at the allocator's usable size."
+        : "The atom table: the table object, its shards' slot arrays, "
+          "its per-thread reference caches and its host string cache, as requested (the allocator does not tell "
+          "usable sizes).");
+    add(l, prefix, "explicit/atoms/dynamic/atom-objects", ATAB_KIND_HEAP,
+        ATAB_UNITS_BYTES, c->atom_req,
+        "Dynamic atoms as requested from the allocator: an 8-byte "
+        "header, the characters and a NUL each.");
     if (c->exact)
-        e[n++] = make("explicit/atoms/dynamic/slop", ATAB_KIND_HEAP,
-                      ATAB_UNITS_BYTES, c->atom_use - c->atom_req,
-                      "Bytes the allocator reserved for dynamic atoms beyond "
-                      "their requests (usable size minus requested size).");
-    e[n++] = make("atoms-static-data", ATAB_KIND_NONHEAP, ATAB_UNITS_BYTES,
-                  c->static_bytes,
-                  "The static atom sets in use, in read-only data (part of "
-                  "the program, not the heap).");
-    e[n++] = make("atoms-dynamic", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
-                  c->atoms, "Dynamic atoms in the table, unused ones included.");
-    e[n++] = make("atoms-dynamic-unused", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
-                  c->unused,
-                  "Dynamic atoms nobody holds, kept until the next sweep "
-                  "(interning one again revives it).");
-    e[n++] = make("atoms-static", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
-                  c->statics, "Static atoms in the table's static sets.");
-    e[n++] = make("atoms-external-handles", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
-                  c->handles,
-                  "External handles (host strings sharing an atom's "
-                  "characters) not yet released.");
-    return n;
+        add(l, prefix, "explicit/atoms/dynamic/slop", ATAB_KIND_HEAP,
+            ATAB_UNITS_BYTES, c->atom_use - c->atom_req,
+            "Bytes the allocator reserved for dynamic atoms beyond "
+            "their requests (usable size minus requested size).");
+    add(l, prefix, "atoms-static-data", ATAB_KIND_NONHEAP, ATAB_UNITS_BYTES,
+        c->static_bytes,
+        "The static atom sets in use, in read-only data (part of "
+        "the program, not the heap).");
+    add(l, prefix, "atoms-dynamic", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
+        c->atoms, "Dynamic atoms in the table, unused ones included.");
+    add(l, prefix, "atoms-dynamic-unused", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
+        c->unused,
+        "Dynamic atoms nobody holds, kept until the next sweep "
+        "(interning one again revives it).");
+    add(l, prefix, "atoms-static", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
+        c->statics, "Static atoms in the table's static sets.");
+    add(l, prefix, "atoms-external-handles", ATAB_KIND_OTHER, ATAB_UNITS_COUNT,
+        c->handles,
+        "External handles (host strings sharing an atom's "
+        "characters) not yet released.");
 }
 
-/* Measures t and fills e[]; *exact says whether usable sizes were known. */
-static size_t collect(atab_table *t, entry *e, int *exact)
+/* A valid prefix: none, or '/'-separated non-empty names within
+** ATAB_REPORT_PREFIX_MAX bytes. */
+static int prefix_ok(const char *p)
+{
+    size_t len = p ? strlen(p) : 0;
+    if (len == 0)
+        return 1;
+    if (len > ATAB_REPORT_PREFIX_MAX || p[0] == '/' || p[len - 1] == '/')
+        return 0;
+    return strstr(p, "//") == NULL;
+}
+
+/* Valid options: a good prefix, at most ATAB_REPORT_EXTRA_MAX extra
+** entries, each with a path, explicit/ ones in bytes (about:memory's rule:
+** one unit per tree). NULL options are none. */
+static int options_ok(const atab_report_options *o)
+{
+    if (!o)
+        return 1;
+    if (!prefix_ok(o->prefix) || o->n_extra > ATAB_REPORT_EXTRA_MAX ||
+        (o->n_extra && !o->extra))
+        return 0;
+    for (size_t i = 0; i < o->n_extra; i++) {
+        const atab_report_entry *x = &o->extra[i];
+        if (!x->path || !x->path[0] ||
+            (strncmp(x->path, "explicit/", 9) == 0 && x->units != ATAB_UNITS_BYTES))
+            return 0;
+    }
+    return 1;
+}
+
+/* Measures t and fills l: the table's entries, then the extra ones as
+** given. Options must have passed options_ok. */
+static void collect(atab_table *t, const atab_report_options *o, entries *l)
 {
     census c;
     take_census(t, &c);
-    *exact = c.exact;
-    return make_entries(&c, e);
+    l->n = 0;
+    l->exact = c.exact;
+    make_entries(&c, o ? o->prefix : NULL, l);
+    for (size_t i = 0; o && i < o->n_extra; i++) {
+        const atab_report_entry *x = &o->extra[i];
+        entry *e = &l->e[l->n++];
+        e->path = x->path;
+        e->kind = x->kind;
+        e->units = x->units;
+        e->amount = x->amount;
+        e->desc = x->description ? x->description : "";
+    }
 }
 
-int atab_report(atab_table *t, atab_report_fn fn, void *ud)
+/* Checks the common arguments; sets the error and returns it on failure. */
+static int check_args(const atab_table *t, int have_fn,
+                      const atab_report_options *o)
 {
-    entry e[MAX_ENTRIES];
-    int exact;
-    if (!t || !fn) {
+    if (!t || !have_fn || !options_ok(o)) {
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
     }
-    size_t n = collect(t, e, &exact);
-    for (size_t i = 0; i < n; i++) {
-        int rc = fn(ud, e[i].path, e[i].kind, e[i].units, e[i].amount, e[i].desc);
+    return ATAB_OK;
+}
+
+int atab_report_ex(atab_table *t, const atab_report_options *o,
+                   atab_report_fn fn, void *ud)
+{
+    entries l;
+    int rc = check_args(t, fn != NULL, o);
+    if (rc != ATAB_OK)
+        return rc;
+    collect(t, o, &l);
+    for (size_t i = 0; i < l.n; i++) {
+        const entry *e = &l.e[i];
+        rc = fn(ud, e->path, e->kind, e->units, e->amount, e->desc);
         if (rc != 0)
             return rc;
     }
     return ATAB_OK;
+}
+
+int atab_report(atab_table *t, atab_report_fn fn, void *ud)
+{
+    return atab_report_ex(t, NULL, fn, ud);
 }
 
 int atab_report_has_usable_size(const atab_table *t)
@@ -266,8 +357,8 @@ static size_t format_amount(char *buf, int64_t v, int units)
 /* The text tree                                                       */
 /* ------------------------------------------------------------------ */
 
-#define MAX_NODES 24
-#define MAX_KIDS 8
+#define MAX_NODES 48
+#define MAX_KIDS 16
 
 typedef struct node {
     const char *name;   /* one path component (not NUL-terminated) */
@@ -283,7 +374,7 @@ typedef struct tree {
 } tree;
 
 /* The kid of `parent` named s[0..len), created when missing; -1 when the
-** fixed arrays are full (cannot happen with the entries above). */
+** fixed arrays are full (options_ok bounds the extra entries). */
 static int kid_of(tree *tr, int parent, const char *s, size_t len)
 {
     node *p = &tr->n[parent];
@@ -302,8 +393,9 @@ static int kid_of(tree *tr, int parent, const char *s, size_t len)
     return tr->count++;
 }
 
-/* Adds an entry under the root (node 0); path includes the root's name. */
-static void tree_add(tree *tr, const char *path, int64_t amount)
+/* Adds an entry under the root (node 0); path includes the root's name.
+** Returns 0, or -1 when the tree is full. */
+static int tree_add(tree *tr, const char *path, int64_t amount)
 {
     int at = 0;
     const char *s = strchr(path, '/');
@@ -313,12 +405,23 @@ static void tree_add(tree *tr, const char *path, int64_t amount)
         at = kid_of(tr, at, s + 1, len);
         s = end;
     }
-    if (at >= 0)
-        tr->n[at].amount += amount;
+    if (at < 0)
+        return -1;
+    tr->n[at].amount += amount;
+    return 0;
 }
 
-/* Sums the kids into each inner node and sorts kids largest first (ties
-** keep the entries' order). Returns the node's amount. */
+/* about:memory's order of siblings: larger amount first, then by name. */
+static int before(const node *a, const node *b)
+{
+    if (a->amount != b->amount)
+        return a->amount > b->amount;
+    int c = memcmp(a->name, b->name, a->len < b->len ? a->len : b->len);
+    return c < 0 || (c == 0 && a->len < b->len);
+}
+
+/* Sums the kids into each inner node and sorts the kids. Returns the
+** node's amount. */
 static int64_t tree_finish(tree *tr, int id)
 {
     node *nd = &tr->n[id];
@@ -327,9 +430,9 @@ static int64_t tree_finish(tree *tr, int id)
     nd->amount = 0;
     for (int i = 0; i < nd->nkids; i++)
         nd->amount += tree_finish(tr, nd->kids[i]);
-    for (int i = 1; i < nd->nkids; i++) {   /* insertion sort: stable */
+    for (int i = 1; i < nd->nkids; i++) {   /* insertion sort */
         int k = nd->kids[i], j = i;
-        for (; j > 0 && tr->n[nd->kids[j - 1]].amount < tr->n[k].amount; j--)
+        for (; j > 0 && before(&tr->n[k], &tr->n[nd->kids[j - 1]]); j--)
             nd->kids[j] = nd->kids[j - 1];
         nd->kids[j] = k;
     }
@@ -356,30 +459,49 @@ static void indent(out *o, guide *g, int level, size_t extra)
     g[level - 1].depth += extra;
 }
 
-static void percent(char *buf, size_t cap, int64_t amount, int64_t parent)
+/* |v| * 10000 / d rounded half away from zero, as about:memory's
+** Intl.NumberFormat rounds a percentage to two decimals; exact in integers
+** while the product fits, else in double. */
+static int64_t ten_thousandths(int64_t v, int64_t d)
 {
-    if (parent == 0)
-        snprintf(buf, cap, "00.00");   /* 0 of 0 */
-    else if (amount == parent)
-        snprintf(buf, cap, "100.0");
-    else
-        snprintf(buf, cap, "%05.2f", 100.0 * (double)amount / (double)parent);
+    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    uint64_t b = d < 0 ? 0 - (uint64_t)d : (uint64_t)d;
+    if (a < ((uint64_t)1 << 49) && b < ((uint64_t)1 << 49)) {
+        uint64_t q = a * 10000 / b, r = a * 10000 % b;
+        return (int64_t)(q + (2 * r >= b));
+    }
+    return (int64_t)(10000.0 * (double)a / (double)b + 0.5);
+}
+
+/* A node's share of the tree's root, as about:memory's formatTreeFrac
+** writes it: "100.0%" from 99.995% to 100% (and for 0 of 0), else two
+** integer digits and two decimals ("07.25%"). */
+static void tree_frac(char *buf, size_t cap, int64_t amount, int64_t root)
+{
+    double f = root == 0 ? 1.0 : (double)amount / (double)root;
+    if (f >= 0.99995 && f <= 1.0) {
+        snprintf(buf, cap, "100.0%%");
+        return;
+    }
+    int64_t p = ten_thousandths(amount, root);
+    snprintf(buf, cap, "%s%02" PRId64 ".%02" PRId64 "%%",
+             (f < 0 && p) ? "-" : "", p / 100, p % 100);
 }
 
 /* Writes node `id` and its subtree. A chain of lone kids is shown as one
 ** node named "a/b" (as about:memory merges degenerate nodes). */
 static void tree_write(out *o, const tree *tr, int id, guide *g, int level,
-                       size_t parent_width, int64_t parent_amount)
+                       size_t parent_width)
 {
     const node *nd = &tr->n[id];
-    char amt[48], pc[16];
+    char amt[48], pc[48];
     size_t w = format_amount(amt, nd->amount, ATAB_UNITS_BYTES);
     indent(o, g, level, parent_width > w ? parent_width - w : 0);
-    percent(pc, sizeof pc, nd->amount, parent_amount);
+    tree_frac(pc, sizeof pc, nd->amount, tr->n[0].amount);   /* of the root */
     put(o, amt, w);
     puts_(o, " (");
     puts_(o, pc);
-    puts_(o, "%) ");
+    puts_(o, ") ");
     const node *last = nd;
     while (level > 0 && last->nkids == 1)
         last = &tr->n[last->kids[0]];
@@ -394,11 +516,41 @@ static void tree_write(out *o, const tree *tr, int id, guide *g, int level,
     for (int i = 0; i < last->nkids && level + 1 < MAX_NODES; i++) {
         g[level].last = i == last->nkids - 1;
         g[level].depth = 3;
-        tree_write(o, tr, last->kids[i], g, level + 1, w, nd->amount);
+        tree_write(o, tr, last->kids[i], g, level + 1, w);
     }
 }
 
-static void write_explicit(out *o, const entry *e, size_t n, int exact)
+static int is_explicit(const entry *e)
+{
+    return strncmp(e->path, "explicit/", 9) == 0;
+}
+
+/* about:memory's heap-unclassified: with a "heap-allocated" entry, the
+** heap bytes no explicit HEAP entry claims become a kid of the root
+** (negative when the entries claim more than the allocator reports). */
+static int add_heap_unclassified(tree *tr, const entries *l)
+{
+    const entry *ha = NULL;
+    int64_t heap = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const entry *e = &l->e[i];
+        if (strcmp(e->path, "heap-allocated") == 0)
+            ha = e;
+        else if (is_explicit(e) && e->kind == ATAB_KIND_HEAP)
+            heap += e->amount;
+    }
+    if (!ha)
+        return 0;
+    for (int i = 0; i < tr->n[0].nkids; i++) {   /* the host gave its own */
+        const node *k = &tr->n[tr->n[0].kids[i]];
+        if (k->len == 17 && memcmp(k->name, "heap-unclassified", 17) == 0)
+            return 0;
+    }
+    return tree_add(tr, "explicit/heap-unclassified", ha->amount - heap);
+}
+
+/* The explicit tree; -1 when it does not fit the fixed arrays. */
+static int write_explicit(out *o, const entries *l)
 {
     tree tr;
     guide g[MAX_NODES];
@@ -406,42 +558,44 @@ static void write_explicit(out *o, const entry *e, size_t n, int exact)
     tr.n[0].name = "explicit";
     tr.n[0].len = 8;
     tr.count = 1;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(e[i].path, "explicit/", 9) == 0)
-            tree_add(&tr, e[i].path, e[i].amount);
-    int64_t total = tree_finish(&tr, 0);
+    for (size_t i = 0; i < l->n; i++)
+        if (is_explicit(&l->e[i]) && tree_add(&tr, l->e[i].path, l->e[i].amount) != 0)
+            return -1;
+    if (add_heap_unclassified(&tr, l) != 0)
+        return -1;
+    tree_finish(&tr, 0);
     puts_(o, "Explicit Allocations\n\n");
-    tree_write(o, &tr, 0, g, 0, 0, total);
-    if (!exact)
+    tree_write(o, &tr, 0, g, 0, 0);
+    if (!l->exact)
         puts_(o, "\n(slop unknown: the allocator does not tell usable sizes,"
                  " so amounts are requested bytes)\n");
+    return 0;
 }
 
-/* A flat section of the entries outside explicit/ with these units,
-** largest first, amounts right-aligned. */
-static void write_flat(out *o, const char *title, const entry *e, size_t n,
-                       int units)
+/* "Other Measurements": every entry outside explicit/, sorted by name
+** (about:memory's degenerate trees), amounts right-aligned, no
+** percentage; bytes and counts together. */
+static void write_other(out *o, const entries *l)
 {
     const entry *sel[MAX_ENTRIES];
     size_t m = 0, wmax = 0;
     char amt[48];
-    for (size_t i = 0; i < n; i++) {
-        if (strncmp(e[i].path, "explicit/", 9) == 0 || e[i].units != units)
+    for (size_t i = 0; i < l->n; i++) {
+        const entry *e = &l->e[i];
+        if (is_explicit(e))
             continue;
         size_t j = m++;
-        for (; j > 0 && sel[j - 1]->amount < e[i].amount; j--)
+        for (; j > 0 && strcmp(sel[j - 1]->path, e->path) > 0; j--)
             sel[j] = sel[j - 1];
-        sel[j] = &e[i];
-        size_t w = format_amount(amt, e[i].amount, units);
+        sel[j] = e;
+        size_t w = format_amount(amt, e->amount, e->units);
         wmax = w > wmax ? w : wmax;
     }
     if (m == 0)
         return;
-    puts_(o, "\n");
-    puts_(o, title);
-    puts_(o, "\n\n");
+    puts_(o, "\nOther Measurements\n\n");
     for (size_t i = 0; i < m; i++) {
-        size_t w = format_amount(amt, sel[i]->amount, units);
+        size_t w = format_amount(amt, sel[i]->amount, sel[i]->units);
         repeat(o, " ", wmax - w);
         put(o, amt, w);
         puts_(o, " ── ");
@@ -450,25 +604,36 @@ static void write_flat(out *o, const char *title, const entry *e, size_t n,
     }
 }
 
-int atab_report_tree(atab_table *t, atab_write_fn w, void *ud)
+static void out_init(out *o, atab_write_fn w, void *ud)
 {
-    entry e[MAX_ENTRIES];
-    int exact;
+    o->w = w;
+    o->ud = ud;
+    o->rc = 0;
+    o->n = 0;
+}
+
+int atab_report_tree_ex(atab_table *t, const atab_report_options *opt,
+                        atab_write_fn w, void *ud)
+{
+    entries l;
     out o;
-    if (!t || !w) {
+    int rc = check_args(t, w != NULL, opt);
+    if (rc != ATAB_OK)
+        return rc;
+    collect(t, opt, &l);
+    out_init(&o, w, ud);
+    if (write_explicit(&o, &l) != 0) {   /* nothing written yet */
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
     }
-    size_t n = collect(t, e, &exact);
-    o.w = w;
-    o.ud = ud;
-    o.rc = 0;
-    o.n = 0;
-    write_explicit(&o, e, n, exact);
-    write_flat(&o, "Other Measurements", e, n, ATAB_UNITS_BYTES);
-    write_flat(&o, "Counts", e, n, ATAB_UNITS_COUNT);
+    write_other(&o, &l);
     flush(&o);
     return o.rc;
+}
+
+int atab_report_tree(atab_table *t, atab_write_fn w, void *ud)
+{
+    return atab_report_tree_ex(t, NULL, w, ud);
 }
 
 /* ------------------------------------------------------------------ */
@@ -538,31 +703,33 @@ static void json_report(out *o, const char *process, const entry *e)
     puts_(o, "}");
 }
 
-int atab_report_json(atab_table *t, const char *process, atab_write_fn w,
-                     void *ud)
+int atab_report_json_ex(atab_table *t, const char *process,
+                        const atab_report_options *opt, atab_write_fn w,
+                        void *ud)
 {
-    entry e[MAX_ENTRIES];
-    int exact;
+    entries l;
     out o;
-    if (!t || !w) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    size_t n = collect(t, e, &exact);
-    o.w = w;
-    o.ud = ud;
-    o.rc = 0;
-    o.n = 0;
+    int rc = check_args(t, w != NULL, opt);
+    if (rc != ATAB_OK)
+        return rc;
+    collect(t, opt, &l);
+    out_init(&o, w, ud);
     puts_(&o, "{\"version\":1,\"hasMozMallocUsableSize\":");
-    puts_(&o, exact ? "true" : "false");
+    puts_(&o, l.exact ? "true" : "false");
     puts_(&o, ",\"reports\":[\n");
-    for (size_t i = 0; i < n; i++) {
-        json_report(&o, process ? process : "", &e[i]);
-        puts_(&o, i + 1 < n ? ",\n" : "\n");
+    for (size_t i = 0; i < l.n; i++) {
+        json_report(&o, process ? process : "", &l.e[i]);
+        puts_(&o, i + 1 < l.n ? ",\n" : "\n");
     }
     puts_(&o, "]}\n");
     flush(&o);
     return o.rc;
+}
+
+int atab_report_json(atab_table *t, const char *process, atab_write_fn w,
+                     void *ud)
+{
+    return atab_report_json_ex(t, process, NULL, w, ud);
 }
 
 int atab_write_file(void *ud, const char *buf, size_t len)

@@ -773,11 +773,11 @@ static void check_tree(const char *text)
         assert_non_null(line_of(text, lines[i]));
     assert_non_null(strstr(text, "Explicit Allocations\n"));
     assert_non_null(strstr(text, "\nOther Measurements\n"));
-    assert_non_null(strstr(text, "\nCounts\n"));
+    assert_null(strstr(text, "\nCounts\n"));   /* about:memory has no such heading */
     assert_non_null(strstr(text, "├──"));
     assert_non_null(strstr(text, "└──"));
-    /* counts come after the explicit tree, never inside it */
-    assert_true(line_of(text, "── atoms-dynamic") > strstr(text, "\nCounts\n"));
+    /* counts are Other Measurements, after the explicit tree */
+    assert_true(line_of(text, "── atoms-dynamic") > strstr(text, "\nOther Measurements\n"));
 }
 
 static void tree_shows_every_path_largest_first(void **state)
@@ -818,6 +818,251 @@ static void tree_shows_every_path_largest_first(void **state)
              (int)(total / 1000000), (int)(total / 1000 % 1000), (int)(total % 1000));
     assert_true(total >= 1000000);
     assert_non_null(strstr(k.buf, want));
+    atab_table_free(t);
+}
+
+/* ---- about:memory's rules, copied (aboutMemory.js, verbose mode) ---- */
+
+/* formatTreeFrac(aNum, aDenom): 0/0 is 100%; 99.995%..100% is "100.0%";
+** else Intl.NumberFormat percent, two integer and two fraction digits,
+** rounding the double's shortest decimal form half away from zero. */
+static void js_tree_frac(char *buf, size_t cap, int64_t a, int64_t d)
+{
+    double num = d == 0 ? 1.0 : (double)a / (double)d, mag = num < 0 ? -num : num;
+    char s[40], dig[24];
+    int nd = 0;
+    if (num >= 0.99995 && num <= 1.0) {
+        snprintf(buf, cap, "100.0%%");
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {   /* shortest digits that read back */
+        snprintf(s, sizeof s, "%.*e", p - 1, mag);
+        if (strtod(s, NULL) == mag)
+            break;
+    }
+    const char *q = s;
+    for (; *q != 'e'; q++)
+        if (*q != '.')
+            dig[nd++] = *q;
+    int ip = atoi(q + 1) + 5;   /* digits before the point of mag * 10^4 */
+    long long v = 0;
+    for (int i = 0; i < ip; i++)
+        v = v * 10 + (i < nd ? dig[i] - '0' : 0);
+    if (mag != 0 && ip >= 0 && ip < nd && dig[ip] >= '5')
+        v++;
+    snprintf(buf, cap, "%s%02lld.%02lld%%", num < 0 && v ? "-" : "", v / 100, v % 100);
+}
+
+/* "1,234 B" or "1,234" back to 1234 (what precedes `end`). */
+static int64_t parse_amount(const char *s)
+{
+    int64_t v = 0;
+    int neg = 0;
+    for (; *s == ' '; s++)
+        ;
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    for (; (*s >= '0' && *s <= '9') || *s == ','; s++)
+        if (*s != ',')
+            v = v * 10 + (*s - '0');
+    return neg ? -v : v;
+}
+
+/* Checks a tree against the entries, by about:memory's rules: every
+** explicit line's percentage is of the root, the root is the explicit
+** entries plus heap-unclassified (heap-allocated minus the explicit HEAP
+** entries, when heap-allocated is there), and Other Measurements lists
+** every other entry sorted by name, right-aligned, without percentage. */
+static void check_about_memory_rules(const char *text, const got *g)
+{
+    int64_t root = 0, heap = 0, ha = 0;
+    int has_ha = 0, nother = 0;
+    const char *other[16];
+    for (int i = 0; i < g->n; i++) {
+        const got_entry *e = &g->e[i];
+        if (strncmp(e->path, "explicit/", 9) == 0) {
+            root += e->amount;
+            heap += e->kind == ATAB_KIND_HEAP ? e->amount : 0;
+        } else {
+            int j = nother++;   /* sorted by name */
+            for (; j > 0 && strcmp(other[j - 1], e->path) > 0; j--)
+                other[j] = other[j - 1];
+            other[j] = e->path;
+        }
+        if (strcmp(e->path, "heap-allocated") == 0) {
+            has_ha = 1;
+            ha = e->amount;
+        }
+    }
+    if (has_ha)
+        root += ha - heap;
+    const char *hu = line_of(text, "── heap-unclassified");
+    assert_true(has_ha ? hu != NULL : hu == NULL);
+    if (hu)   /* the line's amount, after the tree drawing */
+        assert_int_equal(parse_amount(strpbrk(hu, "-0123456789")), ha - heap);
+
+    const char *om = strstr(text, "\nOther Measurements\n\n");
+    assert_non_null(om);
+    assert_null(strstr(text, "\nCounts\n"));
+    int lines = 0;
+    for (const char *l = strstr(text, "explicit\n") ; l && l < om; lines++) {
+        l = strchr(l, '\n') + 1;   /* each line of the tree */
+        const char *open = strstr(l, " (");
+        if (l >= om || !open || open > strchr(l, '\n'))
+            break;
+        const char *digits = open;
+        while (digits > l && (digits[-1] == ',' || digits[-1] == 'B' ||
+               digits[-1] == ' ' || (digits[-1] >= '0' && digits[-1] <= '9') ||
+               digits[-1] == '-'))
+            digits--;   /* back over the amount, not into "──" */
+        char want[32], line_pc[48];
+        js_tree_frac(want, sizeof want, parse_amount(digits), root);
+        snprintf(line_pc, sizeof line_pc, " (%s) ", want);
+        assert_memory_equal(open, line_pc, strlen(line_pc));
+    }
+    assert_true(lines >= 4);
+    char first[64];   /* the root line */
+    js_tree_frac(first, sizeof first, root, root);
+    assert_string_equal(first, "100.0%");
+
+    const char *l = om + strlen("\nOther Measurements\n\n");
+    size_t col = 0;
+    for (int i = 0; i < nother; i++) {
+        const char *sep = strstr(l, " ── "), *eol = strchr(l, '\n');
+        assert_true(sep && eol && sep < eol);
+        assert_null(memchr(l, '(', (size_t)(eol - l)));   /* no percentage */
+        assert_int_equal((size_t)(eol - sep - 8), strlen(other[i]));
+        assert_memory_equal(sep + 8, other[i], strlen(other[i]));
+        if (i == 0)
+            col = (size_t)(sep - l);
+        assert_int_equal((size_t)(sep - l), col);   /* right-aligned */
+        l = eol + 1;
+    }
+    assert_true(*l == '\0' || *l == '\n' || *l == '(');
+}
+
+static void report_ex_into(atab_table *t, const atab_report_options *o, got *g)
+{
+    memset(g, 0, sizeof *g);
+    assert_int_equal(atab_report_ex(t, o, collect_cb, g), ATAB_OK);
+}
+
+static void the_tree_follows_about_memorys_rules_for_the_same_entries(void **state)
+{
+    (void)state;
+    round_alloc r = {{0}, 0};
+    atab_allocator al = {ra_alloc, ra_free, ra_usable, &r};
+    atab_table *t = plain_table(&al);
+    const atab_atom *keep[200];
+    size_t req = 0, slop = 0;
+    static sink k;
+    got g;
+    intern_assorted(t, 200, keep, &req, &slop);
+
+    report_into(t, &g);   /* no host entries: no heap-unclassified */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
+    check_about_memory_rules(k.buf, &g);
+
+    /* heap-allocated at 2,000,000: the root; a 100-byte host entry is
+    ** 0.005%, a tie that rounds away from zero (00.01%) */
+    atab_report_entry x[3] = {
+        {"heap-allocated", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 2000000, "all"},
+        {"explicit/host/tie", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 100, NULL},
+        {"resident", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 9000000, "rss"},
+    };
+    atab_report_options o = {NULL, x, 3};
+    report_ex_into(t, &o, &g);
+    assert_string_equal(find(&g, "explicit/host/tie")->desc, "");
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    check_about_memory_rules(k.buf, &g);
+    assert_non_null(strstr(k.buf, "2,000,000 B (100.0%) -- explicit\n"));
+    assert_non_null(strstr(k.buf, "100 B (00.01%) ── host/tie\n"));
+
+    x[0].amount = 1000;   /* less than the entries claim: negative */
+    report_ex_into(t, &o, &g);
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    check_about_memory_rules(k.buf, &g);
+    assert_int_equal(atab_last_error(), ATAB_OK);
+    atab_table_free(t);
+}
+
+static void a_prefix_keeps_two_tables_apart(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    static sink k;
+    got g;
+    atab_report_options o = {"html", NULL, 0};
+    atab_intern_cstr(t, "div");
+    report_ex_into(t, &o, &g);
+    assert_non_null(find(&g, "explicit/html/atoms/table"));
+    assert_non_null(find(&g, "explicit/html/atoms/dynamic/atom-objects"));
+    assert_non_null(find(&g, "html-atoms-dynamic"));
+    assert_non_null(find(&g, "html-atoms-static-data"));
+    assert_null(find(&g, "atoms-dynamic"));
+    o.prefix = "dom/css";   /* nests explicit; single names stay single */
+    report_ex_into(t, &o, &g);
+    assert_non_null(find(&g, "explicit/dom/css/atoms/table"));
+    assert_non_null(find(&g, "dom-css-atoms-dynamic-unused"));
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    check_about_memory_rules(k.buf, &g);
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "\"path\":\"explicit/dom/css/atoms/table\""));
+    o.prefix = "";   /* empty: the plain report */
+    report_ex_into(t, &o, &g);
+    assert_non_null(find(&g, "explicit/atoms/table"));
+    assert_int_equal(atab_last_error(), ATAB_OK);
+
+    static const char *const bad[] = {"/x", "x/", "a//b", "/"};
+    char longp[ATAB_REPORT_PREFIX_MAX + 2];
+    memset(longp, 'p', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    for (size_t i = 0; i <= sizeof bad / sizeof bad[0]; i++) {
+        o.prefix = i < sizeof bad / sizeof bad[0] ? bad[i] : longp;
+        memset(&k, 0, sizeof k);
+        assert_int_equal(atab_report_ex(t, &o, collect_cb, &g), ATAB_EINVAL);
+        assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_EINVAL);
+        assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_EINVAL);
+        assert_int_equal(k.calls, 0);
+    }
+    longp[ATAB_REPORT_PREFIX_MAX] = '\0';   /* the longest allowed */
+    o.prefix = longp;
+    report_ex_into(t, &o, &g);
+    atab_table_free(t);
+}
+
+static void bad_extra_entries_are_einval(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    atab_report_entry x[ATAB_REPORT_EXTRA_MAX + 1];
+    for (size_t i = 0; i < ATAB_REPORT_EXTRA_MAX + 1; i++)
+        x[i] = (atab_report_entry){"explicit/host", ATAB_KIND_HEAP,
+                                   ATAB_UNITS_BYTES, 1, "d"};
+    atab_report_options o = {NULL, x, ATAB_REPORT_EXTRA_MAX + 1};
+    static sink k;
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_EINVAL);
+    o.n_extra = ATAB_REPORT_EXTRA_MAX;   /* the most: same path summed */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "8 B ("));
+    x[0].units = ATAB_UNITS_COUNT;   /* a count inside explicit/ */
+    assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_EINVAL);
+    x[0].units = ATAB_UNITS_BYTES;
+    x[1].path = "";
+    assert_int_equal(atab_report_ex(t, &o, collect_cb, &k), ATAB_EINVAL);
+    x[1].path = NULL;
+    assert_int_equal(atab_report_ex(t, &o, collect_cb, &k), ATAB_EINVAL);
+    o.extra = NULL;
+    assert_int_equal(atab_report_ex(t, &o, collect_cb, &k), ATAB_EINVAL);
+    assert_int_equal(atab_report_tree_ex(NULL, NULL, sink_write, &k), ATAB_EINVAL);
     atab_table_free(t);
 }
 
@@ -955,6 +1200,9 @@ int main(void)
         cmocka_unit_test(the_strict_parser_rejects_bad_json),
         cmocka_unit_test(json_parses_and_has_every_key),
         cmocka_unit_test(tree_shows_every_path_largest_first),
+        cmocka_unit_test(the_tree_follows_about_memorys_rules_for_the_same_entries),
+        cmocka_unit_test(a_prefix_keeps_two_tables_apart),
+        cmocka_unit_test(bad_extra_entries_are_einval),
         cmocka_unit_test(a_failing_callback_or_writer_stops_the_report),
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),

@@ -5,6 +5,8 @@
 */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,9 @@ static const char usage[] =
     "(" CORPUS ", next to the program or in ../share/atomtab/).\n"
     "  --json          about:memory JSON instead of the text tree\n"
     "  --release       release every reference and sweep before reporting\n"
-    "  --process NAME  the JSON's process name (default: atomtab-report (pid N))\n";
+    "  --process NAME  the JSON's process name (default: atomtab-report (pid N))\n"
+    "The report adds the process's heap-allocated (the allocator's total, for\n"
+    "about:memory's heap-unclassified) and resident bytes.\n";
 
 typedef struct held {
     const atab_atom **a;
@@ -166,14 +170,81 @@ static int intern_all(atab_table *t, const args *a, held *h)
     return 0;
 }
 
+/* jemalloc's mallctl when the tool runs on it (linked with -ljemalloc,
+** the Makefile's default), else NULL: the C library's malloc. */
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
+            size_t newlen) __attribute__((weak));
+
+/* The allocator's total of live bytes: jemalloc's stats.allocated (after
+** an epoch write refreshes it), else glibc's mallinfo2 (arena + mmap'ed
+** chunks in use). Returns 0 and fills *out, or -1 when unknown. */
+static int heap_allocated(int64_t *out)
+{
+    if (mallctl) {
+        uint64_t epoch = 1;
+        size_t alloc, len = sizeof alloc;
+        if (mallctl("epoch", NULL, NULL, &epoch, sizeof epoch) != 0 ||
+            mallctl("stats.allocated", &alloc, &len, NULL, 0) != 0)
+            return -1;
+        *out = (int64_t)alloc;
+        return 0;
+    }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2();
+    *out = (int64_t)(mi.uordblks + mi.hblkhd);
+    return 0;
+#else
+    return -1;
+#endif
+}
+
+/* Resident bytes: the second field of /proc/self/statm, in pages. Returns
+** 0 and fills *out, or -1. */
+static int resident(int64_t *out)
+{
+    long size, pages, psz = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/statm", "r");
+    int n = f ? fscanf(f, "%ld %ld", &size, &pages) : 0;
+    if (f)
+        fclose(f);
+    if (n != 2 || psz <= 0)
+        return -1;
+    *out = (int64_t)pages * psz;
+    return 0;
+}
+
+/* The process-wide entries about:memory expects: heap-allocated (for
+** heap-unclassified) and resident. Returns how many it filled. */
+static size_t process_entries(atab_report_entry *x)
+{
+    size_t n = 0;
+    int64_t v;
+    if (heap_allocated(&v) == 0)
+        x[n++] = (atab_report_entry){"heap-allocated", ATAB_KIND_OTHER,
+            ATAB_UNITS_BYTES, v, mallctl
+            ? "Memory the heap allocator handed out and not freed "
+              "(jemalloc's stats.allocated)."
+            : "Memory the heap allocator handed out and not freed "
+              "(glibc's mallinfo2: uordblks + hblkhd)."};
+    if (resident(&v) == 0)
+        x[n++] = (atab_report_entry){"resident", ATAB_KIND_OTHER,
+            ATAB_UNITS_BYTES, v,
+            "Memory mapped by the process that is present in physical "
+            "memory (/proc/self/statm)."};
+    return n;
+}
+
 static int dump(atab_table *t, const args *a)
 {
     char process[64];
+    atab_report_entry x[2];
+    atab_report_options o = {NULL, x, 0};
+    o.n_extra = process_entries(x);
     if (!a->json)
-        return atab_report_tree(t, atab_write_file, stdout);
+        return atab_report_tree_ex(t, &o, atab_write_file, stdout);
     snprintf(process, sizeof process, "atomtab-report (pid %ld)", (long)getpid());
-    return atab_report_json(t, a->process ? a->process : process,
-                            atab_write_file, stdout);
+    return atab_report_json_ex(t, a->process ? a->process : process, &o,
+                               atab_write_file, stdout);
 }
 
 int main(int argc, char **argv)
