@@ -244,6 +244,35 @@ ATAB_API const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s,
                                             size_t len);
 
 /**
+ * Interns `len` bytes at `s` with ASCII letters folded to lowercase
+ * ('A'..'Z' to 'a'..'z'; every other byte, non-ASCII included, as it is):
+ * the atom of the folded bytes, as atab_intern would give it. Input that
+ * has no uppercase ASCII byte is interned in place, never copied (a hit
+ * then costs what atab_intern's does, plus one pass over the bytes);
+ * otherwise the bytes are folded into a buffer on the stack, or, past 256
+ * bytes, into a block from the table's allocator, freed before the call
+ * returns.
+ * @return as atab_intern: the atom with one reference for the caller, or
+ *         NULL with atab_last_error() set: ATAB_EINVAL (NULL t, or NULL s
+ *         with len > 0), ATAB_ETOOLONG, ATAB_ENOMEM, ATAB_ELIMIT. A key over
+ *         256 bytes with an uppercase byte needs that block even when its
+ *         atom exists, so it alone may fail with ATAB_ENOMEM or ATAB_ELIMIT
+ *         on a hit. On error the table is unchanged.
+ * Thread-safe.
+ */
+ATAB_API const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len);
+
+/**
+ * UTF-16 twin of atab_intern_lower: units 'A'..'Z' are folded, every other
+ * unit is kept; no copy when none is uppercase; past 128 units with one,
+ * the folded copy comes from the table's allocator (as above). Errors as
+ * atab_intern_utf16, and ATAB_ENOMEM or ATAB_ELIMIT for that copy.
+ * Thread-safe.
+ */
+ATAB_API const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s,
+                                                  size_t len);
+
+/**
  * Adds a reference; the caller must already hold one. No-op for static
  * atoms. A count that would overflow saturates: the atom is then never
  * freed (a leak, never a use-after-free). Returns `a`. Thread-safe.

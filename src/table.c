@@ -668,6 +668,86 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
     return intern_u16(t, s, len, 0);
 }
 
+/* ---- ASCII-lowercase interning ---- */
+
+#define LOWER_STACK 256   /* atab_intern_lower folds keys up to this on the stack */
+#define LSB8 UINT64_C(0x0101010101010101)
+#define MSB8 UINT64_C(0x8080808080808080)
+
+/* Bit 7 of each byte of w that is 'A'..'Z' (SWAR: with bit 7 masked off
+** no sum carries into the next byte; non-ASCII bytes are left out). */
+static inline uint64_t upper_bytes(uint64_t w)
+{
+    uint64_t x = w & ~MSB8;
+    return (x + 0x3f * LSB8) & ~(x + 0x25 * LSB8) & ~w & MSB8;
+}
+
+/* Does s hold an uppercase ASCII byte? Read in place, a word at a time. */
+static int has_upper(const char *s, size_t len)
+{
+    uint64_t w, m = 0;
+    size_t i = 0;
+    for (; i + 8 <= len && !m; i += 8)
+        memcpy(&w, s + i, 8), m = upper_bytes(w);
+    for (; i < len && !m; i++)
+        m = (unsigned char)s[i] - 'A' < 26u;
+    return m != 0;
+}
+
+/* dst = s with 'A'..'Z' folded to 'a'..'z' (bit 5 set). */
+static void fold_lower(char *dst, const char *s, size_t len)
+{
+    uint64_t w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        w |= upper_bytes(w) >> 2;   /* bit 7 -> bit 5: +0x20 */
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < len; i++)
+        dst[i] = (char)((unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+}
+
+/* Already lowercase: interned in place (no copy). Else folded on the stack
+** or, past LOWER_STACK bytes, in a block from the table's allocator (which
+** may fail: ATAB_ENOMEM or ATAB_ELIMIT, the table unchanged). */
+const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len)
+{
+    char local[LOWER_STACK], *buf = local;
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    if (!has_upper(s, len))
+        return atab_intern(t, s, len);
+    if (len > sizeof local && !(buf = atab__alloc(t, len)))
+        return NULL;
+    fold_lower(buf, s, len);
+    const atab_atom *a = atab_intern(t, buf, len);
+    if (buf != local)
+        atab__free(t, buf, len);
+    return a;
+}
+
+/* The UTF-16 twin: units 'A'..'Z' folded, the rest as they are. */
+const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_t len)
+{
+    uint16_t local[LOWER_STACK / 2], *buf = local;
+    size_t i = 0;
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    while (i < len && (unsigned)s[i] - 'A' >= 26u)
+        i++;
+    if (i == len)
+        return atab_intern_utf16(t, s, len);
+    if (len > LOWER_STACK / 2 && !(buf = atab__alloc(t, len * sizeof *buf)))
+        return NULL;
+    for (i = 0; i < len; i++)
+        buf[i] = (uint16_t)((unsigned)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+    const atab_atom *a = atab_intern_utf16(t, buf, len);
+    if (buf != local)
+        atab__free(t, buf, len * sizeof *buf);
+    return a;
+}
+
 /* ---- the sweep ---- */
 
 /* What a sweep unlinked and frees after one grace period: as many atoms

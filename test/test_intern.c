@@ -147,6 +147,72 @@ static void default_table_and_random_seeds_work(void **state)
     atab_table_free(NULL);        /* accepted */
 }
 
+/* Every byte value at every position: only 'A'..'Z' change. */
+static void intern_lower_folds_ascii_uppercase_only(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    char in[300], want[300];
+    for (size_t len = 0; len < sizeof in; len += len < 40 ? 1 : 37) {
+        for (size_t i = 0; i < len; i++) {
+            in[i] = (char)((i * 37 + len) % 256);
+            want[i] = in[i] >= 'A' && in[i] <= 'Z' ? (char)(in[i] + 32) : in[i];
+        }
+        const atab_atom *a = atab_intern_lower(t, in, len);
+        assert_non_null(a);
+        assert_ptr_equal(atab_lookup(t, want, len), a);
+        assert_int_equal(atab_len(a), len);
+        assert_memory_equal(atab_chars(a), want, len);
+    }
+    assert_ptr_equal(atab_intern_lower(t, "DiV", 3), atab_intern(t, "div", 3));
+    assert_ptr_equal(atab_intern_lower(t, "CAF\xc3\x89", 5), atab_intern(t, "caf\xc3\x89", 5));
+    assert_ptr_equal(atab_intern_lower(t, NULL, 0), atab_intern(t, "", 0));
+    atab_table_free(t);
+}
+
+/* Lowercase input is interned in place; uppercase input past 256 bytes is
+** folded in a block from the table's allocator, which then may fail. */
+static void intern_lower_copies_only_long_uppercase_keys(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    char low[1000], up[1000];
+    memset(low, 'q', sizeof low);
+    memset(up, 'Q', sizeof up);
+    const atab_atom *a = atab_intern(t, low, sizeof low);
+    const atab_atom *s = atab_intern(t, low, 200);
+    c.fail_at = c.attempts + 1, c.fail_after = 1;   /* every allocation fails */
+    assert_ptr_equal(atab_intern_lower(t, low, sizeof low), a);   /* no copy */
+    assert_ptr_equal(atab_intern_lower(t, up, 200), s);           /* the stack */
+    atab_release(t, a), atab_release(t, s);
+    assert_null(atab_intern_lower(t, up, sizeof up));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    c.fail_at = 0;
+    assert_ptr_equal(atab_intern_lower(t, up, sizeof up), a);   /* folded copy */
+    assert_int_equal(atab_count(t), 2);
+    atab_release(t, a), atab_release(t, a), atab_release(t, s);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
+static void intern_lower_errors_are_intern_errors(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    assert_null(atab_intern_lower(NULL, "a", 1));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_intern_lower(t, NULL, 1));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_intern_lower(t, "A", ATAB_MAX_LEN + 1));
+    assert_int_equal(atab_last_error(), ATAB_ETOOLONG);
+    assert_non_null(atab_intern_lower(t, "Ok", 2));   /* success: error left alone */
+    assert_int_equal(atab_last_error(), ATAB_ETOOLONG);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +224,9 @@ int main(void)
         cmocka_unit_test(non_ascii_bytes_clear_the_ascii_flag),
         cmocka_unit_test(hash_is_stable_and_differs_between_atoms),
         cmocka_unit_test(default_table_and_random_seeds_work),
+        cmocka_unit_test(intern_lower_folds_ascii_uppercase_only),
+        cmocka_unit_test(intern_lower_copies_only_long_uppercase_keys),
+        cmocka_unit_test(intern_lower_errors_are_intern_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
