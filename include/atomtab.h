@@ -80,6 +80,25 @@ static inline uint32_t atab_hash(const atab_atom *a)
     return (uint32_t)(x >> 32);
 }
 
+/**
+ * A 64-bit hash of the atom's bytes under `seed`, for hosts whose maps must
+ * iterate in the same order from run to run (atab_hash does not: it mixes
+ * the address). Nothing is stored in the atom: the bytes are hashed on each
+ * call (inline-fast up to 16 bytes, XXH3 beyond). Equal bytes give equal
+ * hashes on every table, static or dynamic atom alike, in every run and
+ * process of this library version on machines of the same byte order; it
+ * may change between library versions. Not a cryptographic hash. 0 for
+ * NULL. Thread-safe.
+ */
+ATAB_API uint64_t atab_hash_content(const atab_atom *a, uint64_t seed);
+
+/**
+ * The hash atab_hash_content gives an atom of these `len` bytes, without
+ * interning them (to find an atom in a host map before interning). NULL s
+ * hashes as no bytes. Thread-safe.
+ */
+ATAB_API uint64_t atab_hash_bytes(uint64_t seed, const char *s, size_t len);
+
 /** Non-zero for a static atom (from a generated set in read-only data). */
 static inline int atab_is_static(const atab_atom *a)
 {
@@ -298,6 +317,18 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * Thread-safe.
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);
+
+/**
+ * Releases one reference on each of `atoms[0..n-1]`, as atab_release does
+ * each: an array may hold an atom several times (one reference released
+ * per entry), static atoms, and NULL entries, which are skipped (the slots
+ * of interns that failed). A refused release (ATAB_EREFS, or ATAB_EINVAL
+ * for a non-atom in debug builds) changes nothing and the others still go
+ * ahead. @return ATAB_OK; ATAB_EINVAL for NULL t, or NULL atoms with n > 0
+ * (nothing released); else the first error among the releases, which
+ * atab_last_error() then also says. Thread-safe.
+ */
+ATAB_API int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n);
 
 /**
  * Sweeps: gives every thread's spare references back to the counts, then

@@ -940,6 +940,25 @@ const atab_atom *atab_ref(const atab_atom *a)
     return a;
 }
 
+/* Each a release of its own (a refused one changes nothing, so the rest go
+** on); the error reported is the first one. */
+int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n)
+{
+    int first = ATAB_OK;
+    if (!t || (!atoms && n)) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = atoms[i] ? atab_release(t, atoms[i]) : ATAB_OK;   /* NULL: skipped */
+        if (first == ATAB_OK)
+            first = rc;
+    }
+    if (first != ATAB_OK)
+        atab__set_error(first);   /* the first, not the last */
+    return first;
+}
+
 /* ---- statistics and visits ---- */
 
 void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visit_fn fn,

@@ -213,6 +213,54 @@ static void intern_lower_errors_are_intern_errors(void **state)
     atab_table_free(t);
 }
 
+/* The content hash is of the bytes only: two tables (different seeds),
+** static and dynamic atoms, and atab_hash_bytes agree; seeds differ. */
+static void content_hash_depends_on_bytes_and_seed_only(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED;
+    o.seed = 7;
+    atab_table *stat = atab_table_new(&o);                 /* default statics */
+    atab_table *dyn = plain_table(NULL), *rnd = atab_table_new(NULL);
+    const char *keys[] = {"div", "", "x", "0123456789abcdef", "a longer key past sixteen bytes"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        size_t n = strlen(keys[i]);
+        const atab_atom *a = atab_intern(dyn, keys[i], n), *b = atab_intern(rnd, keys[i], n);
+        const atab_atom *c = atab_intern(stat, keys[i], n);
+        uint64_t h = atab_hash_content(a, 99);
+        assert_true(h == atab_hash_content(b, 99));
+        assert_true(h == atab_hash_content(c, 99));
+        assert_true(h == atab_hash_bytes(99, keys[i], n));
+        assert_true(h != atab_hash_content(a, 100));
+        for (size_t j = 0; j < i; j++)
+            assert_true(h != atab_hash_bytes(99, keys[j], strlen(keys[j])));
+    }
+    assert_true(atab_is_static(atab_intern(stat, "div", 3)));
+    assert_false(atab_is_static(atab_intern(dyn, "div", 3)));
+    assert_true(atab_hash_bytes(5, NULL, 3) == atab_hash_bytes(5, "", 0));
+    assert_true(atab_hash_content(NULL, 5) == 0);
+    atab_table_free(stat);
+    atab_table_free(dyn);
+    atab_table_free(rnd);
+}
+
+/* The same in every run, table and process: fixed values (this version,
+** little-endian), on tables with random seeds. */
+static void content_hash_is_the_same_in_every_run(void **state)
+{
+    (void)state;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    atab_table *t = atab_table_new(NULL);
+    const atab_atom *a = atab_intern(t, "stable", 6);
+    const atab_atom *b = atab_intern(t, "stable key longer than 16", 25);
+    assert_true(atab_hash_content(a, 1) == UINT64_C(0x6d17d3513733b60e));
+    assert_true(atab_hash_content(b, 1) == UINT64_C(0x33b0ba6bad5b590e));
+    atab_table_free(t);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -227,6 +275,8 @@ int main(void)
         cmocka_unit_test(intern_lower_folds_ascii_uppercase_only),
         cmocka_unit_test(intern_lower_copies_only_long_uppercase_keys),
         cmocka_unit_test(intern_lower_errors_are_intern_errors),
+        cmocka_unit_test(content_hash_depends_on_bytes_and_seed_only),
+        cmocka_unit_test(content_hash_is_the_same_in_every_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

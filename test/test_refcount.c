@@ -281,6 +281,46 @@ static void a_saturated_count_never_frees(void **state)
     atab_table_free(t);
 }
 
+/* Bulk release: one reference per entry (duplicates, statics and NULLs
+** included), the first error returned and left in atab_last_error, the
+** rest still released. */
+static void release_all_releases_each_entry_and_reports_the_first_error(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED;
+    atab_table *t = atab_table_new(&o);
+    const atab_atom *v[6];
+    v[0] = atab_intern(t, "one", 3);
+    v[1] = atab_intern(t, "two", 3);
+    v[2] = NULL;                           /* skipped */
+    v[3] = atab_intern(t, "one", 3);       /* a second reference */
+    v[4] = atab_intern(t, "div", 3);       /* static: a no-op */
+    v[5] = atab_intern(t, "three", 5);
+    assert_true(atab_is_static(v[4]));
+    assert_int_equal(atab_release_all(t, v, 6), ATAB_OK);
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.unused, 3);        /* every dynamic one at 0 */
+    assert_int_equal(atab_gc(t), 3);
+
+    const atab_atom *a = atab_intern(t, "zq-a", 4), *b = atab_intern(t, "zq-b", 4);
+    const atab_atom *w[4] = {a, a, b, b};  /* a held once: its 2nd is misuse */
+    atab_ref(b);
+    assert_int_equal(atab_release_all(t, w, 4), ATAB_EREFS);
+    assert_int_equal(atab_last_error(), ATAB_EREFS);
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.misuse, 1);
+    assert_int_equal(st.unused, 2);        /* b's two went too */
+
+    assert_int_equal(atab_release_all(t, NULL, 0), ATAB_OK);
+    assert_int_equal(atab_last_error(), ATAB_EREFS);   /* success: left alone */
+    assert_int_equal(atab_release_all(t, NULL, 1), ATAB_EINVAL);
+    assert_int_equal(atab_release_all(NULL, w, 1), ATAB_EINVAL);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +333,7 @@ int main(void)
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
         cmocka_unit_test(a_saturated_count_never_frees),
+        cmocka_unit_test(release_all_releases_each_entry_and_reports_the_first_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
