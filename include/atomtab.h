@@ -361,6 +361,32 @@ ATAB_API int atab_get_stats(atab_table *t, atab_stats *out);
  *  shard locked at a time). */
 ATAB_API size_t atab_count(atab_table *t);
 
+/** Called by atab_foreach for each atom; non-zero stops the walk. */
+typedef int (*atab_foreach_fn)(void *ud, const atab_atom *a, uint32_t count);
+
+/**
+ * Calls `fn` once for every live dynamic atom of `t` (unused ones, at count
+ * 0, included; static atoms never), with its reference count: exact, as
+ * atab_get_stats makes it (every thread's spare references given back
+ * first), at the moment its shard was read; UINT32_MAX for a saturated
+ * count. The walk goes one shard at a time: under that shard's lock it
+ * takes one reference on each of the shard's atoms, then calls `fn` with no
+ * lock held and drops those references (the count passed is from before
+ * it). So `fn` may call any function of the table, intern and release
+ * included (and atab_ref the atom to keep it past the call); other threads
+ * go on meanwhile, waiting at most for one shard's collection. An atom
+ * that lives through the whole walk is visited exactly once; one interned
+ * or freed during the walk may or may not be. No order is promised.
+ * A shard of more than 128 atoms is collected into a block from the
+ * table's allocator.
+ * @return ATAB_OK; ATAB_EINVAL for NULL t or fn; ATAB_ENOMEM or ATAB_ELIMIT
+ *         when a shard's block cannot be had (atab_last_error() says so;
+ *         the shards before it were visited, none after); else the first
+ *         non-zero value `fn` returned (atab_last_error() left alone).
+ * Thread-safe.
+ */
+ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
+
 /* ------------------------------------------------------------------ */
 /* Memory reporting                                                    */
 /* ------------------------------------------------------------------ */

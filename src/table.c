@@ -690,12 +690,13 @@ static int has_upper(const char *s, size_t len)
     for (; i + 8 <= len && !m; i += 8)
         memcpy(&w, s + i, 8), m = upper_bytes(w);
     for (; i < len && !m; i++)
-        m = (unsigned char)s[i] - 'A' < 26u;
+        m = (unsigned)(unsigned char)s[i] - 'A' < 26u;
     return m != 0;
 }
 
 /* dst = s with 'A'..'Z' folded to 'a'..'z' (bit 5 set). */
-static void fold_lower(char *dst, const char *s, size_t len)
+/* (out of line: GCC cannot tell that it fills dst, and warns) */
+static __attribute__((noinline)) void fold_lower(char *dst, const char *s, size_t len)
 {
     uint64_t w;
     size_t i = 0;
@@ -705,7 +706,7 @@ static void fold_lower(char *dst, const char *s, size_t len)
         memcpy(dst + i, &w, 8);
     }
     for (; i < len; i++)
-        dst[i] = (char)((unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+        dst[i] = (char)((unsigned)(unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
 }
 
 /* Already lowercase: interned in place (no copy). Else folded on the stack
@@ -1020,6 +1021,85 @@ size_t atab_count(atab_table *t)
     }
     return n;
 }
+
+/* atab_foreach: a shard's atoms are collected under its lock, each with a
+** reference (so none is freed while fn has it) and the count it had, then
+** fn runs with no lock held. */
+#define FOREACH_LOCAL 128
+
+typedef struct seen_atom {
+    const atab_atom *a;
+    uint32_t count;   /* before our reference; UINT32_MAX when saturated */
+} seen_atom;
+
+/* Collects a locked shard's dynamic atoms into v (room for `cap`), each
+** with a reference; how many. Never dead under the lock. */
+static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
+{
+    atab__arr arr = atab__arr_of(sh->arr);
+    size_t n = 0;
+    for (size_t j = 0; j < atab__arr_cap(arr) && n < cap; j++) {
+        const atab_atom *a;
+        if (!atab__slot_full(arr, j) || atab_is_static(a = atab__slot_atom(*atab__slot_ptr(arr, j))))
+            continue;
+        uint32_t c = atab__count(a);
+        atab__count_take(a, 1);
+        v[n].a = a;
+        v[n++].count = c >= ATAB__REF_SAT ? UINT32_MAX : c;
+    }
+    return n;
+}
+
+/* Drops the reference collect_shard took. An atom that was at 0 goes back
+** to 0 uncounted (it was counted towards t->unused when it got there, so a
+** visit never hastens a sweep); others as any release. */
+static void uncollect(atab_table *t, const seen_atom *s)
+{
+    if (s->count == 0)
+        atab__count_drop(s->a, 1, 0);
+    else
+        atab__unref_direct(t, s->a);
+}
+
+static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, void *ud)
+{
+    seen_atom local[FOREACH_LOCAL], *v = local;
+    size_t cap = FOREACH_LOCAL, n;
+    int rc = ATAB_OK;
+    pthread_mutex_lock(&sh->lock);
+    if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do */
+        cap = sh->used - sh->statics;
+        if (!(v = atab__alloc(t, cap * sizeof *v))) {
+            pthread_mutex_unlock(&sh->lock);
+            return atab_last_error();
+        }
+    }
+    n = collect_shard(sh, v, cap);
+    pthread_mutex_unlock(&sh->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == ATAB_OK)
+            rc = fn(ud, v[i].a, v[i].count);
+        uncollect(t, &v[i]);
+    }
+    if (v != local)
+        atab__free(t, v, cap * sizeof *v);
+    maybe_sweep(t);
+    return rc;
+}
+
+int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
+{
+    int rc = ATAB_OK;
+    if (!t || !fn) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    atab__flush_counts(t);   /* counts exact: no spares held back */
+    for (unsigned i = 0; i < ATAB__SHARDS && rc == ATAB_OK; i++)
+        rc = foreach_shard(t, &t->shards[i], fn, ud);   /* a failed list: error set */
+    return rc;
+}
+
 
 /* ---- external handles ---- */
 
