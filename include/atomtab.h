@@ -80,6 +80,25 @@ static inline uint32_t atab_hash(const atab_atom *a)
     return (uint32_t)(x >> 32);
 }
 
+/**
+ * A 64-bit hash of the atom's bytes under `seed`, for hosts whose maps must
+ * iterate in the same order from run to run (atab_hash does not: it mixes
+ * the address). Nothing is stored in the atom: the bytes are hashed on each
+ * call (inline-fast up to 16 bytes, XXH3 beyond). Equal bytes give equal
+ * hashes on every table, static or dynamic atom alike, in every run and
+ * process of this library version on machines of the same byte order; it
+ * may change between library versions. Not a cryptographic hash. 0 for
+ * NULL. Thread-safe.
+ */
+ATAB_API uint64_t atab_hash_content(const atab_atom *a, uint64_t seed);
+
+/**
+ * The hash atab_hash_content gives an atom of these `len` bytes, without
+ * interning them (to find an atom in a host map before interning). NULL s
+ * hashes as no bytes. Thread-safe.
+ */
+ATAB_API uint64_t atab_hash_bytes(uint64_t seed, const char *s, size_t len);
+
 /** Non-zero for a static atom (from a generated set in read-only data). */
 static inline int atab_is_static(const atab_atom *a)
 {
@@ -244,6 +263,35 @@ ATAB_API const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s,
                                             size_t len);
 
 /**
+ * Interns `len` bytes at `s` with ASCII letters folded to lowercase
+ * ('A'..'Z' to 'a'..'z'; every other byte, non-ASCII included, as it is):
+ * the atom of the folded bytes, as atab_intern would give it. Input that
+ * has no uppercase ASCII byte is interned in place, never copied (a hit
+ * then costs what atab_intern's does, plus one pass over the bytes);
+ * otherwise the bytes are folded into a buffer on the stack, or, past 256
+ * bytes, into a block from the table's allocator, freed before the call
+ * returns.
+ * @return as atab_intern: the atom with one reference for the caller, or
+ *         NULL with atab_last_error() set: ATAB_EINVAL (NULL t, or NULL s
+ *         with len > 0), ATAB_ETOOLONG, ATAB_ENOMEM, ATAB_ELIMIT. A key over
+ *         256 bytes with an uppercase byte needs that block even when its
+ *         atom exists, so it alone may fail with ATAB_ENOMEM or ATAB_ELIMIT
+ *         on a hit. On error the table is unchanged.
+ * Thread-safe.
+ */
+ATAB_API const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len);
+
+/**
+ * UTF-16 twin of atab_intern_lower: units 'A'..'Z' are folded, every other
+ * unit is kept; no copy when none is uppercase; past 128 units with one,
+ * the folded copy comes from the table's allocator (as above). Errors as
+ * atab_intern_utf16, and ATAB_ENOMEM or ATAB_ELIMIT for that copy.
+ * Thread-safe.
+ */
+ATAB_API const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s,
+                                                  size_t len);
+
+/**
  * Adds a reference; the caller must already hold one. No-op for static
  * atoms. A count that would overflow saturates: the atom is then never
  * freed (a leak, never a use-after-free). Returns `a`. Thread-safe.
@@ -269,6 +317,18 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * Thread-safe.
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);
+
+/**
+ * Releases one reference on each of `atoms[0..n-1]`, as atab_release does
+ * each: an array may hold an atom several times (one reference released
+ * per entry), static atoms, and NULL entries, which are skipped (the slots
+ * of interns that failed). A refused release (ATAB_EREFS, or ATAB_EINVAL
+ * for a non-atom in debug builds) changes nothing and the others still go
+ * ahead. @return ATAB_OK; ATAB_EINVAL for NULL t, or NULL atoms with n > 0
+ * (nothing released); else the first error among the releases, which
+ * atab_last_error() then also says. Thread-safe.
+ */
+ATAB_API int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n);
 
 /**
  * Sweeps: gives every thread's spare references back to the counts, then
@@ -300,6 +360,32 @@ ATAB_API int atab_get_stats(atab_table *t, atab_stats *out);
 /** Live dynamic atoms (unused included); 0 for NULL. Thread-safe (one
  *  shard locked at a time). */
 ATAB_API size_t atab_count(atab_table *t);
+
+/** Called by atab_foreach for each atom; non-zero stops the walk. */
+typedef int (*atab_foreach_fn)(void *ud, const atab_atom *a, uint32_t count);
+
+/**
+ * Calls `fn` once for every live dynamic atom of `t` (unused ones, at count
+ * 0, included; static atoms never), with its reference count: exact, as
+ * atab_get_stats makes it (every thread's spare references given back
+ * first), at the moment its shard was read; UINT32_MAX for a saturated
+ * count. The walk goes one shard at a time: under that shard's lock it
+ * takes one reference on each of the shard's atoms, then calls `fn` with no
+ * lock held and drops those references (the count passed is from before
+ * it). So `fn` may call any function of the table, intern and release
+ * included (and atab_ref the atom to keep it past the call); other threads
+ * go on meanwhile, waiting at most for one shard's collection. An atom
+ * that lives through the whole walk is visited exactly once; one interned
+ * or freed during the walk may or may not be. No order is promised.
+ * A shard of more than 128 atoms is collected into a block from the
+ * table's allocator.
+ * @return ATAB_OK; ATAB_EINVAL for NULL t or fn; ATAB_ENOMEM or ATAB_ELIMIT
+ *         when a shard's block cannot be had (atab_last_error() says so;
+ *         the shards before it were visited, none after); else the first
+ *         non-zero value `fn` returned (atab_last_error() left alone).
+ * Thread-safe.
+ */
+ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
 
 /* ------------------------------------------------------------------ */
 /* Memory reporting                                                    */

@@ -163,3 +163,15 @@ void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a)
 {
     atab__free_in(t, acct, a, atab__atom_size(a));
 }
+
+/* ---- content hashes (public) ---- */
+
+uint64_t atab_hash_bytes(uint64_t seed, const char *s, size_t len)
+{
+    return s ? atab__hash_bytes(seed, s, len) : atab__hash_bytes(seed, "", 0);
+}
+
+uint64_t atab_hash_content(const atab_atom *a, uint64_t seed)
+{
+    return a ? atab__hash_bytes(seed, atab_chars(a), atab_len(a)) : 0;
+}

@@ -668,6 +668,87 @@ const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
     return intern_u16(t, s, len, 0);
 }
 
+/* ---- ASCII-lowercase interning ---- */
+
+#define LOWER_STACK 256   /* atab_intern_lower folds keys up to this on the stack */
+#define LSB8 UINT64_C(0x0101010101010101)
+#define MSB8 UINT64_C(0x8080808080808080)
+
+/* Bit 7 of each byte of w that is 'A'..'Z' (SWAR: with bit 7 masked off
+** no sum carries into the next byte; non-ASCII bytes are left out). */
+static inline uint64_t upper_bytes(uint64_t w)
+{
+    uint64_t x = w & ~MSB8;
+    return (x + 0x3f * LSB8) & ~(x + 0x25 * LSB8) & ~w & MSB8;
+}
+
+/* Does s hold an uppercase ASCII byte? Read in place, a word at a time. */
+static int has_upper(const char *s, size_t len)
+{
+    uint64_t w, m = 0;
+    size_t i = 0;
+    for (; i + 8 <= len && !m; i += 8)
+        memcpy(&w, s + i, 8), m = upper_bytes(w);
+    for (; i < len && !m; i++)
+        m = (unsigned)(unsigned char)s[i] - 'A' < 26u;
+    return m != 0;
+}
+
+/* dst = s with 'A'..'Z' folded to 'a'..'z' (bit 5 set). */
+/* (out of line: GCC cannot tell that it fills dst, and warns) */
+static __attribute__((noinline)) void fold_lower(char *dst, const char *s, size_t len)
+{
+    uint64_t w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        w |= upper_bytes(w) >> 2;   /* bit 7 -> bit 5: +0x20 */
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < len; i++)
+        dst[i] = (char)((unsigned)(unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+}
+
+/* Already lowercase: interned in place (no copy). Else folded on the stack
+** or, past LOWER_STACK bytes, in a block from the table's allocator (which
+** may fail: ATAB_ENOMEM or ATAB_ELIMIT, the table unchanged). */
+const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len)
+{
+    char local[LOWER_STACK], *buf = local;
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    if (!has_upper(s, len))
+        return atab_intern(t, s, len);
+    if (len > sizeof local && !(buf = atab__alloc(t, len)))
+        return NULL;
+    fold_lower(buf, s, len);
+    const atab_atom *a = atab_intern(t, buf, len);
+    if (buf != local)
+        atab__free(t, buf, len);
+    return a;
+}
+
+/* The UTF-16 twin: units 'A'..'Z' folded, the rest as they are. */
+const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_t len)
+{
+    uint16_t local[LOWER_STACK / 2], *buf = local;
+    size_t i = 0;
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    while (i < len && (unsigned)s[i] - 'A' >= 26u)
+        i++;
+    if (i == len)
+        return atab_intern_utf16(t, s, len);
+    if (len > LOWER_STACK / 2 && !(buf = atab__alloc(t, len * sizeof *buf)))
+        return NULL;
+    for (i = 0; i < len; i++)
+        buf[i] = (uint16_t)((unsigned)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+    const atab_atom *a = atab_intern_utf16(t, buf, len);
+    if (buf != local)
+        atab__free(t, buf, len * sizeof *buf);
+    return a;
+}
+
 /* ---- the sweep ---- */
 
 /* What a sweep unlinked and frees after one grace period: as many atoms
@@ -860,6 +941,25 @@ const atab_atom *atab_ref(const atab_atom *a)
     return a;
 }
 
+/* Each a release of its own (a refused one changes nothing, so the rest go
+** on); the error reported is the first one. */
+int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n)
+{
+    int first = ATAB_OK;
+    if (!t || (!atoms && n)) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = atoms[i] ? atab_release(t, atoms[i]) : ATAB_OK;   /* NULL: skipped */
+        if (first == ATAB_OK)
+            first = rc;
+    }
+    if (first != ATAB_OK)
+        atab__set_error(first);   /* the first, not the last */
+    return first;
+}
+
 /* ---- statistics and visits ---- */
 
 void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visit_fn fn,
@@ -921,6 +1021,85 @@ size_t atab_count(atab_table *t)
     }
     return n;
 }
+
+/* atab_foreach: a shard's atoms are collected under its lock, each with a
+** reference (so none is freed while fn has it) and the count it had, then
+** fn runs with no lock held. */
+#define FOREACH_LOCAL 128
+
+typedef struct seen_atom {
+    const atab_atom *a;
+    uint32_t count;   /* before our reference; UINT32_MAX when saturated */
+} seen_atom;
+
+/* Collects a locked shard's dynamic atoms into v (room for `cap`), each
+** with a reference; how many. Never dead under the lock. */
+static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
+{
+    atab__arr arr = atab__arr_of(sh->arr);
+    size_t n = 0;
+    for (size_t j = 0; j < atab__arr_cap(arr) && n < cap; j++) {
+        const atab_atom *a;
+        if (!atab__slot_full(arr, j) || atab_is_static(a = atab__slot_atom(*atab__slot_ptr(arr, j))))
+            continue;
+        uint32_t c = atab__count(a);
+        atab__count_take(a, 1);
+        v[n].a = a;
+        v[n++].count = c >= ATAB__REF_SAT ? UINT32_MAX : c;
+    }
+    return n;
+}
+
+/* Drops the reference collect_shard took. An atom that was at 0 goes back
+** to 0 uncounted (it was counted towards t->unused when it got there, so a
+** visit never hastens a sweep); others as any release. */
+static void uncollect(atab_table *t, const seen_atom *s)
+{
+    if (s->count == 0)
+        atab__count_drop(s->a, 1, 0);
+    else
+        atab__unref_direct(t, s->a);
+}
+
+static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, void *ud)
+{
+    seen_atom local[FOREACH_LOCAL], *v = local;
+    size_t cap = FOREACH_LOCAL, n;
+    int rc = ATAB_OK;
+    pthread_mutex_lock(&sh->lock);
+    if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do */
+        cap = sh->used - sh->statics;
+        if (!(v = atab__alloc(t, cap * sizeof *v))) {
+            pthread_mutex_unlock(&sh->lock);
+            return atab_last_error();
+        }
+    }
+    n = collect_shard(sh, v, cap);
+    pthread_mutex_unlock(&sh->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == ATAB_OK)
+            rc = fn(ud, v[i].a, v[i].count);
+        uncollect(t, &v[i]);
+    }
+    if (v != local)
+        atab__free(t, v, cap * sizeof *v);
+    maybe_sweep(t);
+    return rc;
+}
+
+int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
+{
+    int rc = ATAB_OK;
+    if (!t || !fn) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    atab__flush_counts(t);   /* counts exact: no spares held back */
+    for (unsigned i = 0; i < ATAB__SHARDS && rc == ATAB_OK; i++)
+        rc = foreach_shard(t, &t->shards[i], fn, ud);   /* a failed list: error set */
+    return rc;
+}
+
 
 /* ---- external handles ---- */
 

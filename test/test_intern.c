@@ -147,6 +147,120 @@ static void default_table_and_random_seeds_work(void **state)
     atab_table_free(NULL);        /* accepted */
 }
 
+/* Every byte value at every position: only 'A'..'Z' change. */
+static void intern_lower_folds_ascii_uppercase_only(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    char in[300], want[300];
+    for (size_t len = 0; len < sizeof in; len += len < 40 ? 1 : 37) {
+        for (size_t i = 0; i < len; i++) {
+            in[i] = (char)((i * 37 + len) % 256);
+            want[i] = in[i] >= 'A' && in[i] <= 'Z' ? (char)(in[i] + 32) : in[i];
+        }
+        const atab_atom *a = atab_intern_lower(t, in, len);
+        assert_non_null(a);
+        assert_ptr_equal(atab_lookup(t, want, len), a);
+        assert_int_equal(atab_len(a), len);
+        assert_memory_equal(atab_chars(a), want, len);
+    }
+    assert_ptr_equal(atab_intern_lower(t, "DiV", 3), atab_intern(t, "div", 3));
+    assert_ptr_equal(atab_intern_lower(t, "CAF\xc3\x89", 5), atab_intern(t, "caf\xc3\x89", 5));
+    assert_ptr_equal(atab_intern_lower(t, NULL, 0), atab_intern(t, "", 0));
+    atab_table_free(t);
+}
+
+/* Lowercase input is interned in place; uppercase input past 256 bytes is
+** folded in a block from the table's allocator, which then may fail. */
+static void intern_lower_copies_only_long_uppercase_keys(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    char low[1000], up[1000];
+    memset(low, 'q', sizeof low);
+    memset(up, 'Q', sizeof up);
+    const atab_atom *a = atab_intern(t, low, sizeof low);
+    const atab_atom *s = atab_intern(t, low, 200);
+    c.fail_at = c.attempts + 1, c.fail_after = 1;   /* every allocation fails */
+    assert_ptr_equal(atab_intern_lower(t, low, sizeof low), a);   /* no copy */
+    assert_ptr_equal(atab_intern_lower(t, up, 200), s);           /* the stack */
+    atab_release(t, a), atab_release(t, s);
+    assert_null(atab_intern_lower(t, up, sizeof up));
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    c.fail_at = 0;
+    assert_ptr_equal(atab_intern_lower(t, up, sizeof up), a);   /* folded copy */
+    assert_int_equal(atab_count(t), 2);
+    atab_release(t, a), atab_release(t, a), atab_release(t, s);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
+static void intern_lower_errors_are_intern_errors(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    assert_null(atab_intern_lower(NULL, "a", 1));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_intern_lower(t, NULL, 1));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_null(atab_intern_lower(t, "A", ATAB_MAX_LEN + 1));
+    assert_int_equal(atab_last_error(), ATAB_ETOOLONG);
+    assert_non_null(atab_intern_lower(t, "Ok", 2));   /* success: error left alone */
+    assert_int_equal(atab_last_error(), ATAB_ETOOLONG);
+    atab_table_free(t);
+}
+
+/* The content hash is of the bytes only: two tables (different seeds),
+** static and dynamic atoms, and atab_hash_bytes agree; seeds differ. */
+static void content_hash_depends_on_bytes_and_seed_only(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED;
+    o.seed = 7;
+    atab_table *stat = atab_table_new(&o);                 /* default statics */
+    atab_table *dyn = plain_table(NULL), *rnd = atab_table_new(NULL);
+    const char *keys[] = {"div", "", "x", "0123456789abcdef", "a longer key past sixteen bytes"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        size_t n = strlen(keys[i]);
+        const atab_atom *a = atab_intern(dyn, keys[i], n), *b = atab_intern(rnd, keys[i], n);
+        const atab_atom *c = atab_intern(stat, keys[i], n);
+        uint64_t h = atab_hash_content(a, 99);
+        assert_true(h == atab_hash_content(b, 99));
+        assert_true(h == atab_hash_content(c, 99));
+        assert_true(h == atab_hash_bytes(99, keys[i], n));
+        assert_true(h != atab_hash_content(a, 100));
+        for (size_t j = 0; j < i; j++)
+            assert_true(h != atab_hash_bytes(99, keys[j], strlen(keys[j])));
+    }
+    assert_true(atab_is_static(atab_intern(stat, "div", 3)));
+    assert_false(atab_is_static(atab_intern(dyn, "div", 3)));
+    assert_true(atab_hash_bytes(5, NULL, 3) == atab_hash_bytes(5, "", 0));
+    assert_true(atab_hash_content(NULL, 5) == 0);
+    atab_table_free(stat);
+    atab_table_free(dyn);
+    atab_table_free(rnd);
+}
+
+/* The same in every run, table and process: fixed values (this version,
+** little-endian), on tables with random seeds. */
+static void content_hash_is_the_same_in_every_run(void **state)
+{
+    (void)state;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    atab_table *t = atab_table_new(NULL);
+    const atab_atom *a = atab_intern(t, "stable", 6);
+    const atab_atom *b = atab_intern(t, "stable key longer than 16", 25);
+    assert_true(atab_hash_content(a, 1) == UINT64_C(0x6d17d3513733b60e));
+    assert_true(atab_hash_content(b, 1) == UINT64_C(0x33b0ba6bad5b590e));
+    atab_table_free(t);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +272,11 @@ int main(void)
         cmocka_unit_test(non_ascii_bytes_clear_the_ascii_flag),
         cmocka_unit_test(hash_is_stable_and_differs_between_atoms),
         cmocka_unit_test(default_table_and_random_seeds_work),
+        cmocka_unit_test(intern_lower_folds_ascii_uppercase_only),
+        cmocka_unit_test(intern_lower_copies_only_long_uppercase_keys),
+        cmocka_unit_test(intern_lower_errors_are_intern_errors),
+        cmocka_unit_test(content_hash_depends_on_bytes_and_seed_only),
+        cmocka_unit_test(content_hash_is_the_same_in_every_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

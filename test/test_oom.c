@@ -1,8 +1,8 @@
 /*
 ** test_oom.c - out of memory at every allocation. A full workload (intern
 ** UTF-8 and UTF-16, short and long keys, lookups from a second thread,
-** ref, release with self-triggered sweeps, atab_gc, the reporter, stats,
-** table growth and compaction) runs with the allocator failing the 1st
+** ASCII-lowercase interning, ref, release with self-triggered sweeps,
+** atab_gc, the reporter, stats, table growth and compaction) runs with the allocator failing the 1st
 ** allocation, then the 2nd, ... until a run completes with no failure
 ** injected; once in "fail once" mode, once in "fail from then on" mode.
 ** At every point a failing call says ATAB_ENOMEM (or succeeds, where the
@@ -39,7 +39,7 @@ typedef struct wl {
 static size_t key_of(int i, char *buf)
 {
     if (i % 37 == 0) {
-        memset(buf, 'L', 300);
+        memset(buf, 'l', 300);   /* lowercase, as every key: intern_lower_upper */
         return 300 + (size_t)snprintf(buf + 300, 32, "-%d", i);
     }
     return (size_t)snprintf(buf, KEY_CAP, i % 5 ? "oom-key-%d" : "oom-\xc3\xa9t\xc3\xa9-%d", i);
@@ -124,6 +124,26 @@ static void release_all_refs(wl *w, int i)
     for (; w->refs[i] > 0; w->refs[i]--)
         assert_int_equal(atab_release(w->t, w->a[i]), ATAB_OK);
     w->a[i] = NULL;
+}
+
+/* Key i uppercased, through atab_intern_lower: the same atom. A long key
+** is folded in a block from the allocator, so there (only) a hit may fail
+** (include/atomtab.h says so). */
+static void intern_lower_upper(wl *w, int i)
+{
+    char buf[KEY_CAP];
+    size_t n = key_of(i, buf);
+    for (size_t k = 0; k < n; k++)
+        if (buf[k] >= 'a' && buf[k] <= 'z')
+            buf[k] = (char)(buf[k] - 32);
+    const atab_atom *a = atab_intern_lower(w->t, buf, n);
+    if (!a && n > 256 && w->refs[i] > 0) {
+        assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+        assert_true(injected(w));
+        w->failures_seen++;
+        return;
+    }
+    note(w, i, a);
 }
 
 /* The second thread: lookups (hits take a reference), new interns. */
@@ -226,6 +246,8 @@ static void workload(wl *w)
         intern_utf8(w, i);
     for (int i = 0; i < n; i += 2)              /* revive or hit */
         intern_utf16(w, i);
+    for (int i = 0; i < n; i += 3)              /* folded: hit, revive or new */
+        intern_lower_upper(w, i);
     statics(w);
     handles(w);
     verify(w);

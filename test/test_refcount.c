@@ -281,6 +281,149 @@ static void a_saturated_count_never_frees(void **state)
     atab_table_free(t);
 }
 
+/* Bulk release: one reference per entry (duplicates, statics and NULLs
+** included), the first error returned and left in atab_last_error, the
+** rest still released. */
+static void release_all_releases_each_entry_and_reports_the_first_error(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED;
+    atab_table *t = atab_table_new(&o);
+    const atab_atom *v[6];
+    v[0] = atab_intern(t, "one", 3);
+    v[1] = atab_intern(t, "two", 3);
+    v[2] = NULL;                           /* skipped */
+    v[3] = atab_intern(t, "one", 3);       /* a second reference */
+    v[4] = atab_intern(t, "div", 3);       /* static: a no-op */
+    v[5] = atab_intern(t, "three", 5);
+    assert_true(atab_is_static(v[4]));
+    assert_int_equal(atab_release_all(t, v, 6), ATAB_OK);
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.unused, 3);        /* every dynamic one at 0 */
+    assert_int_equal(atab_gc(t), 3);
+
+    const atab_atom *a = atab_intern(t, "zq-a", 4), *b = atab_intern(t, "zq-b", 4);
+    const atab_atom *w[4] = {a, a, b, b};  /* a held once: its 2nd is misuse */
+    atab_ref(b);
+    assert_int_equal(atab_release_all(t, w, 4), ATAB_EREFS);
+    assert_int_equal(atab_last_error(), ATAB_EREFS);
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.misuse, 1);
+    assert_int_equal(st.unused, 2);        /* b's two went too */
+
+    assert_int_equal(atab_release_all(t, NULL, 0), ATAB_OK);
+    assert_int_equal(atab_last_error(), ATAB_EREFS);   /* success: left alone */
+    assert_int_equal(atab_release_all(t, NULL, 1), ATAB_EINVAL);
+    assert_int_equal(atab_release_all(NULL, w, 1), ATAB_EINVAL);
+    atab_table_free(t);
+}
+
+/* What atab_foreach saw: each "fe-" atom's count by its number. */
+typedef struct fe_seen {
+    atab_table *t;
+    int counts[300], visits[300], others, stop_after, calls;
+} fe_seen;
+
+static int fe_note(void *ud, const atab_atom *a, uint32_t count)
+{
+    fe_seen *s = ud;
+    int i;
+    s->calls++;
+    assert_false(atab_is_static(a));
+    if (sscanf(atab_chars(a), "fe-%d", &i) == 1) {
+        s->counts[i] = (int)count;
+        s->visits[i]++;
+    } else {
+        s->others++;
+    }
+    const atab_atom *again = atab_intern(s->t, atab_chars(a), atab_len(a));   /* no deadlock */
+    assert_ptr_equal(again, a);
+    atab_release(s->t, again);
+    return s->stop_after && s->calls == s->stop_after ? 42 : 0;
+}
+
+/* Every dynamic atom once, with the count its holders hold (spares given
+** back first), unused ones at 0, statics never; fn may intern; a non-zero
+** return stops the walk; the table's counts are as they were after. */
+static void foreach_visits_each_dynamic_atom_once_with_its_count(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED;
+    atab_table *t = atab_table_new(&o);
+    const atab_atom *held[300];
+    char buf[16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(buf, sizeof buf, "fe-%d", i);
+        for (int k = 0; k < i % 4; k++) {   /* i % 4 references, then hits */
+            held[i] = atab_intern_cstr(t, buf);
+        }
+        if (i % 4 == 0)
+            atab_release(t, held[i] = atab_intern_cstr(t, buf));   /* unused */
+        for (int k = 0; k < 3 && i % 4; k++)   /* hits and releases: spares */
+            atab_release(t, atab_intern_cstr(t, buf));
+    }
+    atab_intern_cstr(t, "div");   /* static: not visited */
+    fe_seen s;
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    assert_int_equal(atab_foreach(t, fe_note, &s), ATAB_OK);
+    for (int i = 0; i < 300; i++) {
+        assert_int_equal(s.visits[i], 1);
+        assert_int_equal(s.counts[i], i % 4);
+    }
+    assert_int_equal(s.others, 0);
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.atoms, 300);
+    assert_int_equal(st.unused, 75);
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    s.stop_after = 10;
+    assert_int_equal(atab_foreach(t, fe_note, &s), 42);
+    assert_int_equal(s.calls, 10);
+    assert_int_equal(atab_gc(t), 75);   /* the walk changed no count */
+    assert_int_equal(atab_foreach(NULL, fe_note, &s), ATAB_EINVAL);
+    assert_int_equal(atab_foreach(t, NULL, &s), ATAB_EINVAL);
+    atab_table_free(t);
+}
+
+static int fe_count(void *ud, const atab_atom *a, uint32_t count)
+{
+    (void)a, (void)count;
+    ++*(size_t *)ud;
+    return 0;
+}
+
+/* A shard of more than 128 atoms is listed in a block from the allocator;
+** when it cannot be had the walk stops with ATAB_ENOMEM, nothing leaks. */
+static void foreach_out_of_memory_is_enomem(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    char buf[16];
+    for (int i = 0; i < 20000; i++)
+        snprintf(buf, sizeof buf, "big-%d", i), atab_intern_cstr(t, buf);
+    size_t n = 0;
+    assert_int_equal(atab_foreach(t, fe_count, &n), ATAB_OK);
+    assert_int_equal(n, 20000);
+    c.fail_at = c.attempts + 1, c.fail_after = 1;
+    n = 0;
+    assert_int_equal(atab_foreach(t, fe_count, &n), ATAB_ENOMEM);
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    assert_true(n < 20000);
+    c.fail_at = 0;
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +436,9 @@ int main(void)
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
         cmocka_unit_test(a_saturated_count_never_frees),
+        cmocka_unit_test(release_all_releases_each_entry_and_reports_the_first_error),
+        cmocka_unit_test(foreach_visits_each_dynamic_atom_once_with_its_count),
+        cmocka_unit_test(foreach_out_of_memory_is_enomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,82 @@ static void many_short_lived_threads_leave_no_records_behind(void **state)
     atab_table_free(t);
 }
 
+typedef struct fe_churn {
+    atab_table *t;
+    int stop;
+} fe_churn;
+
+/* Interns and releases its own keys, with sweeps, until told to stop. */
+static void *fe_churner(void *arg)
+{
+    fe_churn *c = arg;
+    char buf[32];
+    for (unsigned i = 0; !__atomic_load_n(&c->stop, __ATOMIC_RELAXED); i++) {
+        snprintf(buf, sizeof buf, "churn-%u", i % 5000);
+        const atab_atom *a = atab_intern_cstr(c->t, buf);
+        assert_non_null(a);
+        atab_release(c->t, a);
+        if (i % 997 == 0)
+            atab_gc(c->t);
+    }
+    return NULL;
+}
+
+typedef struct fe_held {
+    const atab_atom *held[500];
+    int visits[500];
+} fe_held;
+
+static int fe_check(void *ud, const atab_atom *a, uint32_t count)
+{
+    fe_held *h = ud;
+    int i;
+    if (sscanf(atab_chars(a), "held-%d", &i) == 1) {
+        assert_ptr_equal(h->held[i], a);
+        assert_int_equal(count, 2);   /* this thread's two; nobody else's */
+        h->visits[i]++;
+    } else {
+        assert_memory_equal(atab_chars(a), "churn-", 6);   /* readable: referenced */
+    }
+    return 0;
+}
+
+/* Beside a thread interning, releasing and sweeping, every atom held
+** through the walk is visited once with its exact count. */
+static void foreach_beside_a_churning_thread_sees_every_held_atom_once(void **state)
+{
+    (void)state;
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.sweep_threshold = 64;
+    atab_table *t = atab_table_new(&o);
+    fe_held h;
+    char buf[32];
+    for (int i = 0; i < 500; i++) {
+        snprintf(buf, sizeof buf, "held-%d", i);
+        h.held[i] = atab_intern_cstr(t, buf);
+        atab_intern_cstr(t, buf);
+    }
+    fe_churn c = {t, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fe_churner, &c), 0);
+    for (int round = 0; round < 20; round++) {
+        memset(h.visits, 0, sizeof h.visits);
+        assert_int_equal(atab_foreach(t, fe_check, &h), ATAB_OK);
+        for (int i = 0; i < 500; i++)
+            assert_int_equal(h.visits[i], 1);
+    }
+    __atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    for (int i = 0; i < 500; i++)
+        atab_release(t, h.held[i]), atab_release(t, h.held[i]);
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(st.unused, st.atoms);   /* nobody holds anything */
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +443,7 @@ int main(void)
         cmocka_unit_test(memory_comes_back_whatever_threads_used_it),
         cmocka_unit_test(a_thread_that_used_nine_tables_gives_back_its_record_on_the_first),
         cmocka_unit_test(many_short_lived_threads_leave_no_records_behind),
+        cmocka_unit_test(foreach_beside_a_churning_thread_sees_every_held_atom_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,46 @@ static void unpaired_surrogates_are_an_error(void **state)
     atab_table_free(t);
 }
 
+/* 'A'..'Z' units fold, others (non-ASCII, surrogate pairs) stay; short
+** keys on the stack, long ones through the allocator; the same atom as
+** the UTF-8 fold. */
+static void intern_lower_utf16_folds_ascii_uppercase_only(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    uint16_t u[400];
+    size_t n = to_u16("DiV-\xc3\x89t\xc3\xa9-\xf0\x9f\x98\x80Z", u);
+    const atab_atom *a = atab_intern_cstr(t, "div-\xc3\x89t\xc3\xa9-\xf0\x9f\x98\x80z");
+    long before = c.attempts;
+    assert_ptr_equal(atab_intern_lower_utf16(t, u, n), a);
+    const char *up8 = "DIV-\xc3\x89T\xc3\xa9-\xf0\x9f\x98\x80Z";
+    assert_ptr_equal(atab_intern_lower_utf16(t, u, n), atab_intern_lower(t, up8, strlen(up8)));
+    assert_int_equal(c.attempts, before);   /* hits on the stack */
+    for (size_t i = 0; i < 400; i++)
+        u[i] = 'X';
+    const atab_atom *l = atab_intern_lower_utf16(t, u, 400);
+    assert_non_null(l);
+    assert_int_equal(atab_len(l), 400);
+    assert_int_equal(atab_chars(l)[399], 'x');
+    c.fail_at = c.attempts + 1, c.fail_after = 1;
+    assert_null(atab_intern_lower_utf16(t, u, 400));   /* the copy fails */
+    assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+    for (size_t i = 0; i < 400; i++)
+        u[i] = 'x';
+    assert_ptr_equal(atab_intern_lower_utf16(t, u, 400), l);   /* lowercase: no copy */
+    u[3] = 0xd800;
+    assert_null(atab_intern_lower_utf16(t, u, 400));
+    assert_int_equal(atab_last_error(), ATAB_EUTF16);
+    assert_null(atab_intern_lower_utf16(t, NULL, 1));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    c.fail_at = 0;
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +161,7 @@ int main(void)
         cmocka_unit_test(long_utf16_text_agrees_with_utf8),
         cmocka_unit_test(a_utf16_hit_does_not_allocate),
         cmocka_unit_test(unpaired_surrogates_are_an_error),
+        cmocka_unit_test(intern_lower_utf16_folds_ascii_uppercase_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
