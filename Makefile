@@ -454,6 +454,9 @@ check-valgrind:
 	for t in $(TESTS:%=$(VG_O)/test/%) $(HOOK_TESTS:%=$(VG_O)/test/%) $(VG_O)/test/readme_example \
 	         "$(VG_O)/test/fuzz_replay test/fuzz/corpus"; do \
 	    name=$$(basename $${t%% *}); echo "== valgrind $$t"; \
+	    if [ $$name = test_fork ]; then \
+	        echo "   skipped: a forked child under memcheck reports the parent's thread"; \
+	        echo "   stacks as lost and exits 1 (test_fork runs under ASan and TSan)"; continue; fi; \
 	    if ! $(VG_ENV) $(VALGRIND) $$t > $(VG_O)/$$name.valgrind.log 2>&1; then \
 	        fail=1; cat $(VG_O)/$$name.valgrind.log; fi; \
 	done; \
