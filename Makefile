@@ -364,6 +364,36 @@ test: fuzz-tools-replay
 fuzz-tools-replay: fuzz-tools-replay-bin
 	$(TOOLS_REPLAY_BIN) test/fuzz/corpus-tools
 
+# make stress-hostile [STRESS_TIME=60] [STRESS_SAN=none|asan|tsan]
+# test/stress_hostile.c: 32+ threads of every kind on tables whose
+# allocators fail, membarrier off, checked at quiescent points. STRESS_SAN
+# runs it from the meson builds .ci/run uses (build/asan: ASan+UBSan,
+# build/tsan: ThreadSanitizer), set up when missing.
+STRESS_TIME ?= 60
+STRESS_SAN  ?= none
+STRESS_HOSTILE := $(O)/test/stress_hostile
+MESON_SAN_asan := -Db_sanitize=address,undefined -Db_lundef=false -Dallocator=system
+MESON_SAN_tsan := -Db_sanitize=thread -Db_lundef=false
+SAN_ENV_asan   := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+SAN_ENV_tsan   := TSAN_OPTIONS=halt_on_error=1
+
+$(STRESS_HOSTILE): test/stress_hostile.c $(STATIC) src/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: stress-hostile
+stress-hostile: lib
+ifeq ($(STRESS_SAN),none)
+	@$(MAKE) --no-print-directory $(STRESS_HOSTILE)
+	STRESS_TIME=$(STRESS_TIME) $(STRESS_HOSTILE)
+else
+	@sh tools/deps.sh meson
+	@[ -f build/$(STRESS_SAN)/build.ninja ] || \
+	    meson setup build/$(STRESS_SAN) $(MESON_SAN_$(STRESS_SAN)) >/dev/null
+	ninja -C build/$(STRESS_SAN) stress_hostile >/dev/null
+	STRESS_TIME=$(STRESS_TIME) $(SAN_ENV_$(STRESS_SAN)) build/$(STRESS_SAN)/stress_hostile
+endif
+
 STRESS_SECONDS ?= 300
 STRESS_THREADS ?= 16
 stress: tests
