@@ -287,6 +287,8 @@ FUZZ_TIME   ?= 60
 FUZZ_JOBS   ?= 1
 FUZZ_MAXLEN ?= 1024
 FUZZ_ARGS   ?=
+# seconds one input may take: a hang fails the run instead of stalling it
+FUZZ_TIMEOUT ?= 30
 FUZZ_CC     ?= clang
 FUZZ_BIN    := $(O)/fuzz/fuzz_table
 FUZZ_SRCS   := $(LIB_SRCS) $(O)/gen/atomtab_atoms.c test/fuzz/fuzz_table.c
@@ -309,6 +311,7 @@ fuzz-bin: lib   # the generated default set, made once by lib
 fuzz: fuzz-bin
 	@mkdir -p $(O)/fuzz/corpus
 	cd $(O)/fuzz && ./fuzz_table -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    -timeout=$(FUZZ_TIMEOUT) \
 	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
 	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus
 
@@ -323,6 +326,73 @@ fuzz-replay-bin: lib
 test: fuzz-replay
 fuzz-replay: fuzz-replay-bin
 	$(REPLAY_BIN) test/fuzz/corpus
+
+# make fuzz-tools [FUZZ_TIME=60]   the tools' input parsers (genstatic
+# lists, report token files): test/fuzz/fuzz_tools.c, seeds in
+# test/fuzz/corpus-tools, new inputs in $(O)/fuzz-tools/corpus; its replay
+# driver runs the seeds in every `make test`.
+FUZZ_TOOLS_BIN    := $(O)/fuzz-tools/fuzz_tools
+FUZZ_TOOLS_MAXLEN ?= 4096
+TOOLS_REPLAY_BIN  := $(O)/test/fuzz_tools_replay
+FUZZ_TOOLS_DEPS   := test/fuzz/fuzz_tools.c tools/atomtab-genstatic.c tools/atomtab-report.c \
+                     src/static_hash.h include/atomtab.h
+
+.PHONY: fuzz-tools fuzz-tools-bin fuzz-tools-replay fuzz-tools-replay-bin
+$(FUZZ_TOOLS_BIN): $(FUZZ_TOOLS_DEPS) $(FUZZ_SRCS) src/*.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-unused-function $(FUZZ_SRCS:test/fuzz/fuzz_table.c=) \
+	    test/fuzz/fuzz_tools.c -o $@ -lxxhash -pthread
+
+fuzz-tools-bin: lib
+	@sh tools/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_TOOLS_BIN)
+
+fuzz-tools: fuzz-tools-bin
+	@mkdir -p $(O)/fuzz-tools/corpus
+	cd $(O)/fuzz-tools && ./fuzz_tools -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    -timeout=$(FUZZ_TIMEOUT) \
+	    -max_len=$(FUZZ_TOOLS_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus-tools
+
+$(TOOLS_REPLAY_BIN): $(FUZZ_TOOLS_DEPS) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -Isrc -DFUZZ_STANDALONE $< -o $@ $(STATIC) $(LDLIBS)
+
+tests: fuzz-tools-replay-bin
+fuzz-tools-replay-bin: lib
+	@$(MAKE) --no-print-directory $(TOOLS_REPLAY_BIN)
+test: fuzz-tools-replay
+fuzz-tools-replay: fuzz-tools-replay-bin
+	$(TOOLS_REPLAY_BIN) test/fuzz/corpus-tools
+
+# make stress-hostile [STRESS_TIME=60] [STRESS_SAN=none|asan|tsan]
+# test/stress_hostile.c: 32+ threads of every kind on tables whose
+# allocators fail, membarrier off, checked at quiescent points. STRESS_SAN
+# runs it from the meson builds .ci/run uses (build/asan: ASan+UBSan,
+# build/tsan: ThreadSanitizer), set up when missing.
+STRESS_TIME ?= 60
+STRESS_SAN  ?= none
+STRESS_HOSTILE := $(O)/test/stress_hostile
+MESON_SAN_asan := -Db_sanitize=address,undefined -Db_lundef=false -Dallocator=system
+MESON_SAN_tsan := -Db_sanitize=thread -Db_lundef=false
+SAN_ENV_asan   := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+SAN_ENV_tsan   := TSAN_OPTIONS=halt_on_error=1
+
+$(STRESS_HOSTILE): test/stress_hostile.c $(STATIC) src/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: stress-hostile
+stress-hostile: lib
+ifeq ($(STRESS_SAN),none)
+	@$(MAKE) --no-print-directory $(STRESS_HOSTILE)
+	STRESS_TIME=$(STRESS_TIME) $(STRESS_HOSTILE)
+else
+	@sh tools/deps.sh meson
+	@[ -f build/$(STRESS_SAN)/build.ninja ] || \
+	    meson setup build/$(STRESS_SAN) $(MESON_SAN_$(STRESS_SAN)) >/dev/null
+	ninja -C build/$(STRESS_SAN) stress_hostile >/dev/null
+	STRESS_TIME=$(STRESS_TIME) $(SAN_ENV_$(STRESS_SAN)) build/$(STRESS_SAN)/stress_hostile
+endif
 
 STRESS_SECONDS ?= 300
 STRESS_THREADS ?= 16

@@ -364,7 +364,7 @@ static void apply_exclude(gs_list *l, const gs_list *ex)
 {
     gs_seen s;
     size_t k = 0;
-    if (seen_init(&s, ex->n, 0) != 0)
+    if (seen_init(&s, ex->n + l->n, 0) != 0)   /* both lists go in */
         return;
     for (size_t i = 0; i < ex->n; i++)
         seen_add(&s, &ex->v[i]);
@@ -993,7 +993,7 @@ static long check_default(gs_list *l, const gs_opts *o, FILE *err)
         return -1;
     }
     long bad = load_list(&def, path, err);
-    if (bad == 0 && seen_init(&s, def.n, 0) == 0) {
+    if (bad == 0 && seen_init(&s, def.n + l->n, 0) == 0) {   /* both lists go in */
         for (size_t i = 0; i < def.n; i++)
             seen_add(&s, &def.v[i]);
         for (size_t i = 0; i < l->n; i++) {

@@ -247,6 +247,7 @@ static int dump(atab_table *t, const args *a)
                                atab_write_file, stdout);
 }
 
+#ifndef REPORT_NO_MAIN   /* defined by test/fuzz/fuzz_tools.c, which includes this file */
 int main(int argc, char **argv)
 {
     args a;
@@ -278,3 +279,4 @@ int main(int argc, char **argv)
     atab_table_free(t);
     return rc == 0 ? 0 : 1;
 }
+#endif
