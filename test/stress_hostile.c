@@ -172,6 +172,11 @@ static void count(int what, long n)
     __atomic_add_fetch(&counts[what], n, __ATOMIC_RELAXED);
 }
 
+static long counted(int what)
+{
+    return __atomic_load_n(&counts[what], __ATOMIC_RELAXED);
+}
+
 static size_t key_of(int k, char *buf)
 {
     return (size_t)snprintf(buf, KEYLEN, k % 4 ? "hostile-%d" : "h\xc3\xb4stile-%d", k);
@@ -822,8 +827,8 @@ int main(void)
         if (now() - last >= 60) {
             last = now();
             printf("stress_hostile: %.0f s: %ld interns, %ld releases, %ld quiescent checks\n",
-                   last - start, counts[C_INTERN] + counts[C_INTERN16] + counts[C_CHURN],
-                   counts[C_RELEASE], counts[C_QUIESCE]);
+                   last - start, counted(C_INTERN) + counted(C_INTERN16) + counted(C_CHURN),
+                   counted(C_RELEASE), counted(C_QUIESCE));
             fflush(stdout);
         }
     }
