@@ -100,7 +100,7 @@ $(O)/test/%: test/%.c test/*.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(LDLIBS)
 
-# Race tests (issue 14; list in test/hook_tests.txt, which meson reads too):
+# Race tests (list in test/hook_tests.txt, which meson reads too):
 # the library's sources compiled again with -DATAB_TEST_HOOKS, so that the
 # named pause points of src/hooks.h call the hook a test installs. Only these
 # tests link them: libatomtab.a and .so stay hook-free.
@@ -275,7 +275,7 @@ bench-callgrind: bench-tools
 bench-size: tests
 	sh tools/codesize.sh $(O)
 
-# ---- reliability (issue 7): fuzzing, stress, hash flooding, valgrind ----
+# ---- reliability: fuzzing, stress, hash flooding, valgrind ----
 # make fuzz [FUZZ_TIME=60]   libFuzzer + ASan + UBSan (clang), seeds in
 #                            test/fuzz/corpus, new inputs in $(O)/fuzz/corpus
 # make stress [STRESS_SECONDS=300]   test_stress for a long run
@@ -400,7 +400,7 @@ stress: tests
 	ATAB_STRESS_SECONDS=$(STRESS_SECONDS) ATAB_STRESS_THREADS=$(STRESS_THREADS) \
 	    $(O)/test/test_stress
 
-# ---- static atoms (issue 3): generator, default set, host sets, benches ----
+# ---- static atoms: generator, default set, host sets, benches ----
 # tools/atomtab-genstatic turns a list (src/default.atoms) into a .c/.h pair
 # in $(O)/gen: build outputs, never committed. BUILD_CC builds the generator
 # for the machine running the build.
@@ -590,12 +590,12 @@ bench-node: node-addon
 	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bench/node-idread.js; \
 	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 
-# ---- lifecycle benches (issue 11): string_cache, reader latency, probe tails ----
+# ---- lifecycle benches: string_cache, reader latency, probe tails ----
 # make bench-lifecycle  atomthreads and bench/sc (Servo's string_cache, Rust)
 #                       on hit, same, samedyn, mix at 1, 2 and 16 threads,
 #                       then atomlatency and bench/sc --latency (one reader's
 #                       batches of 64 hits, alone and beside a churning
-#                       thread); prints issue 11's same-run ratios
+#                       thread); prints the lifecycle goals as same-run ratios
 #                       (tools/bench-lifecycle.sh), keeps the JSON in
 #                       $(O)/bench/lifecycle. Part of `make bench`.
 # make bench-probes     bench/probes.c under callgrind: Ir per repeated hit of

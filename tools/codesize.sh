@@ -31,7 +31,7 @@ row "README example, libatomtab.a linked in" "$tmp/example-static"
 row "README example, libatomtab.so" "$tmp/example-dynamic"
 echo "sections of the stripped libatomtab.so (size, Berkeley format):"
 size "$tmp/libatomtab.so" | tail -n 1 | awk '{ printf "  text %d  data %d  bss %d\n", $1, $2, $3 }'
-# The default static set (issue 3: ~2,800 atoms and their index) is data,
+# The default static set (~2,800 atoms and their index) is data,
 # not code: shown apart, from the symbols' sizes in the unstripped library.
 st=0
 for hex in $(nm -S --defined-only "$so" | awk '$4 ~ /^atab_static_default/ { print $2 }'); do

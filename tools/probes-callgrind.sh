@@ -1,6 +1,6 @@
 #!/bin/sh
 # probes-callgrind.sh - instructions per repeated hit, string by string
-# (bench/probes.c under callgrind; issue 11, goal 4: max/median <= 1.3).
+# (bench/probes.c under callgrind; the goal: max/median <= 1.3).
 # usage: tools/probes-callgrind.sh ATOMPROBES FILE [OUTDIR] [-- PROBES_ARGS...]
 #   OUTDIR  where the dumps and probes.tsv go (default: a temp dir, removed)
 # atomprobes dumps once per string ("probe INDEX LEN", --reps hits) and once
