@@ -673,3 +673,43 @@ install-hpp:
 uninstall: uninstall-hpp
 uninstall-hpp:
 	rm -f $(DESTDIR)$(INCDIR)/atomtab.hpp
+
+# ---- charts: docs/plots/*.svg from the benchmarks' --json ----
+# make bench-plots       runs idread, node-idread (when node is there),
+#                        atombench, atomthreads and bench/sc (when cargo built
+#                        it), membytes and membytes-libc with modest settings
+#                        (about a minute and a half on a 2-core machine;
+#                        tools/bench-plots.sh: PLOTS_* knobs lengthen them),
+#                        keeps their JSON in $(PLOTS_JSON) and a copy beside
+#                        the charts, $(PLOTS_OUT)/data, then draws the charts
+# make bench-plots-draw  draws them again from $(PLOTS_DATA), running nothing
+# make test-plots        draws test/plots' tiny fixture (part of make test)
+# Drawing is tools/bench-plots.py: python3 reads the JSON, gnuplot draws
+# (tools/plots/*.gp); tools/deps.sh plots installs both.
+PLOTS_JSON ?= $(BENCH_DIR)/plots
+PLOTS_OUT  ?= docs/plots
+PLOTS_DATA ?= $(PLOTS_OUT)/data
+
+.PHONY: bench-plots bench-plots-draw test-plots
+bench-plots: bench-tools sc-bench node-addon
+	@sh tools/deps.sh plots
+	@$(MAKE) --no-print-directory $(IDREAD) $(MEMBYTES) \
+	    $(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC))
+	IDREAD=$(IDREAD) ATOMBENCH=$(ATOMBENCH) ATOMTHREADS=$(ATOMTHREADS) MEMBYTES=$(MEMBYTES) \
+	    MEMBYTES_LIBC=$(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC)) \
+	    SC_BENCH="$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \
+	    NODE_ADDON="$$($(HAVE_NODE) && echo $(ADDON))" NODE=$(NODE) CC="$(CC)" \
+	    CORPUS=$(CORPUS) BIG_TOKENS=$(BIG_TOKENS) sh tools/bench-plots.sh $(PLOTS_JSON)
+	mkdir -p $(PLOTS_OUT)/data && rm -f $(PLOTS_OUT)/data/*.json
+	cp $(PLOTS_JSON)/*.json $(PLOTS_OUT)/data/
+	python3 tools/bench-plots.py $(PLOTS_OUT)/data $(PLOTS_OUT)
+
+bench-plots-draw:
+	@sh tools/deps.sh plots
+	python3 tools/bench-plots.py $(PLOTS_DATA) $(PLOTS_OUT)
+
+# Seconds; skipped with a message where gnuplot cannot be installed.
+test: test-plots
+test-plots: deps-test
+	@if sh tools/deps.sh plots; then sh tools/check-plots.sh test/plots $(O)/test/plots; \
+	else echo "test-plots: SKIPPED (gnuplot or python3 could not be installed)"; fi

@@ -13,7 +13,12 @@
 ** hblkhd: chunk sizes, so the 8-byte chunk headers included), and the
 ** report's heap total (usable sizes) is shown beside it.
 **
-** usage: membytes FILE   (one token per line; empty lines skipped)
+** usage: membytes [--json] FILE   (one token per line; empty lines skipped)
+** --json prints the same figures as one JSON object (make bench-plots
+** draws atomtab's split from it): per interner its bytes, bytes and
+** overhead per distinct token; for atomtab the split per dynamic atom
+** (header, chars+NUL, slop, table) and the report's heap total; with
+** jemalloc, the slop by header size.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +41,7 @@
 #include "tokens.h"
 
 static double *table_share;   /* shared with the atomtab child */
+static int json;              /* --json: one object instead of the tables */
 
 typedef struct corpus {
     tokens k;           /* NUL-terminated tokens, in stream order */
@@ -99,11 +105,23 @@ static void load(const char *path, corpus *c)
     free(sorted);
 }
 
-static void print_row(const corpus *c, const char *name, size_t total)
+/* One interner's line (or, with --json, its object, left open for
+** atomtab's split: close_row ends it). */
+static void print_row(const corpus *c, const char *name, const char *api, size_t total)
 {
     double n = (double)c->distinct;
-    printf("%-22s %10zu %10.2f %10.2f %10.2f\n", name, total, total / n,
-           c->chars / n, (total - c->chars) / n);
+    if (json)
+        printf("    {\"name\": \"%s\", \"api\": \"%s\", \"bytes\": %zu, \"per_token\": %.2f, "
+               "\"overhead\": %.2f", name, api, total, total / n, (total - c->chars) / n);
+    else
+        printf("%-22s %10zu %10.2f %10.2f %10.2f\n", api, total, total / n,
+               c->chars / n, (total - c->chars) / n);
+}
+
+static void close_row(void)
+{
+    if (json)
+        printf("}");
 }
 
 /* ---- atomtab, with the split from its own report ---- */
@@ -137,17 +155,24 @@ static void run_atomtab(const corpus *c)
     atab_stats st;
     atab_report(t, take, &s);
     atab_get_stats(t, &st);
-    print_row(c, "atomtab atab_intern", total);
+    print_row(c, "atomtab", "atomtab atab_intern", total);
     double n = (double)st.atoms;
     double header = (double)sizeof(atab_atom);
+    long long report = (long long)(s.objects + s.slop + s.table);
+    *table_share = s.table / n;
+    if (json) {
+        printf(", \"split\": {\"atoms\": %zu, \"slots\": %zu, \"header\": %.2f, "
+               "\"chars\": %.2f, \"slop\": %.2f, \"table\": %.2f, \"report_bytes\": %lld}}",
+               st.atoms, st.capacity, header, s.objects / n - header, s.slop / n,
+               s.table / n, report);
+        return;
+    }
     printf("  atomtab split per atom: header %.2f + chars+NUL %.2f + slop %.2f"
            " + table %.2f = %.2f; overhead (all but chars+NUL) %.2f\n",
            header, s.objects / n - header, s.slop / n, s.table / n,
            (s.objects + s.slop + s.table) / n, header + (s.slop + s.table) / n);
     printf("  atomtab report heap total %lld vs " ALLOCATOR_NAME " delta %zu: %s\n",
-           (long long)(s.objects + s.slop + s.table), total,
-           (size_t)(s.objects + s.slop + s.table) == total ? "equal" : "DIFFERENT");
-    *table_share = s.table / n;
+           report, total, (size_t)report == total ? "equal" : "DIFFERENT");
 #ifndef MEMBYTES_LIBC
     printf("  atomtab table: %zu slots for %zu atoms (load %.2f), object %zu B"
            " requested -> %zu B class\n", st.capacity, st.atoms,
@@ -164,7 +189,8 @@ static void run_glib(const corpus *c)
     size_t before = allocated();
     for (size_t i = 0; i < c->n; i++)
         g_intern_string(c->tok[i]);
-    print_row(c, "GLib g_intern_string", allocated() - before);
+    print_row(c, "glib", "GLib g_intern_string", allocated() - before);
+    close_row();
 }
 
 static void run_libxml2(const corpus *c)
@@ -174,10 +200,11 @@ static void run_libxml2(const corpus *c)
     for (size_t i = 0; i < c->n; i++)
         xmlDictLookup(d, (const xmlChar *)c->tok[i], (int)c->len[i]);
     size_t total = allocated() - before;
-    print_row(c, "libxml2 xmlDictLookup", total);
+    print_row(c, "libxml2", "libxml2 xmlDictLookup", total);
+    close_row();
     if ((size_t)xmlDictSize(d) != c->distinct)
-        printf("  libxml2: dict holds %d names, expected %zu\n", xmlDictSize(d),
-               c->distinct);
+        fprintf(json ? stderr : stdout, "  libxml2: dict holds %d names, expected %zu\n",
+                xmlDictSize(d), c->distinct);
     xmlDictFree(d);
 }
 
@@ -207,7 +234,10 @@ static void size_classes(const corpus *c)
     const char **sorted = malloc(c->n * sizeof *sorted);
     memcpy(sorted, c->tok, c->n * sizeof *sorted);
     qsort(sorted, c->n, sizeof *sorted, cmp_tok);
-    printf("\nslop per atom by header size (jemalloc nallocx | 8-byte granularity):\n");
+    if (json)
+        printf(",\n  \"slop_by_header\": [");
+    else
+        printf("\nslop per atom by header size (jemalloc nallocx | 8-byte granularity):\n");
     for (size_t h = 4; h <= 16; h += 4) {
         double je = 0, g8 = 0;
         for (size_t i = 0; i < c->n; i++) {
@@ -219,30 +249,60 @@ static void size_classes(const corpus *c)
         }
         je /= (double)c->distinct;
         g8 /= (double)c->distinct;
+        if (json) {
+            printf("%s{\"header\": %zu, \"slop\": %.2f, \"slop_8byte\": %.2f}",
+                   h > 4 ? ", " : "", h, je, g8);
+            continue;
+        }
         printf("  header %2zu: slop %5.2f | %5.2f   overhead with today's table share"
                " (%.2f): %5.2f | %5.2f\n", h, je, g8, *table_share,
                (double)h + je + *table_share, (double)h + g8 + *table_share);
     }
+    if (json)
+        printf("]");
     free(sorted);
 }
 #endif
 
+/* --json: the rows as one object, each interner still in its own process. */
+static int print_json(const corpus *c, const char *path)
+{
+    printf("{\"allocator\": \"%s\", \"file\": \"%s\", \"tokens\": %zu, \"distinct\": %zu, "
+           "\"chars_per_token\": %.2f, \"unit\": \"bytes\",\n  \"interners\": [\n",
+           ALLOCATOR_NAME, path, c->n, c->distinct, (double)c->chars / c->distinct);
+    in_child(run_atomtab, c);
+    printf(",\n");
+    in_child(run_glib, c);
+    printf(",\n");
+    in_child(run_libxml2, c);
+    printf("]");
+#ifndef MEMBYTES_LIBC
+    size_classes(c);
+#endif
+    printf("}\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     corpus c;
-    if (argc != 2) {
-        fprintf(stderr, "usage: membytes FILE\n");
+    json = argc == 3 && strcmp(argv[1], "--json") == 0;
+    if (argc != 2 + json) {
+        fprintf(stderr, "usage: membytes [--json] FILE\n");
         return 2;
     }
+    const char *path = argv[1 + json];
     table_share = mmap(NULL, sizeof *table_share, PROT_READ | PROT_WRITE,
                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (table_share == MAP_FAILED) {
         perror("mmap");
         return 1;
     }
-    load(argv[1], &c);
+    load(path, &c);
+    if (json)
+        return print_json(&c, path);
     printf("%s: %zu tokens, %zu distinct, %.2f chars+NUL per distinct token\n",
-           argv[1], c.n, c.distinct, (double)c.chars / c.distinct);
+           path, c.n, c.distinct, (double)c.chars / c.distinct);
 #ifdef MEMBYTES_LIBC
     printf("method: glibc mallinfo2 uordblks + hblkhd delta (chunk sizes) around interning\n"
            "the whole stream, each interner in a fresh process; per distinct atom.\n\n");

@@ -8,7 +8,7 @@
 #     (test/embed/host.c) calls the C library's malloc for its own
 #     allocations (LD_DEBUG=bindings) and needs no libjemalloc.
 # With ALLOCATOR=jemalloc, an explicit choice, 2 checks the opposite (the
-# program's malloc is jemalloc's, as the README says) and 1 is skipped:
+# program's malloc is jemalloc's, as docs/design.md says) and 1 is skipped:
 # jemalloc's initial-exec TLS does not fit most hosts' dlopen.
 # usage: tools/check-embed.sh BUILD-DIR ALLOCATOR CC "LDLIBS"
 set -eu
