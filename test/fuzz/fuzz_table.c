@@ -1266,48 +1266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifdef FUZZ_STANDALONE
 /* ---- the replay driver: seed files, then generated inputs ---- */
-#include <dirent.h>
-#include <sys/stat.h>
-
-static long run_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    static uint8_t buf[1 << 16];
-    if (!f) {
-        fprintf(stderr, "fuzz_table: cannot open %s\n", path);
-        exit(1);
-    }
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    if (getenv("FUZZ_VERBOSE"))
-        fprintf(stderr, "fuzz_table: %s\n", path);
-    LLVMFuzzerTestOneInput(buf, n);
-    return 1;
-}
-
-static long run_path(const char *path)
-{
-    struct stat sb;
-    long n = 0;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "fuzz_table: no such file or directory: %s\n", path);
-        exit(1);
-    }
-    if (!S_ISDIR(sb.st_mode))
-        return run_file(path);
-    DIR *d = opendir(path);
-    struct dirent *de;
-    char full[4096];
-    while (d && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(full, sizeof full, "%s/%s", path, de->d_name);
-        n += run_file(full);
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
+#include "replay.h"
 
 int main(int argc, char **argv)
 {
@@ -1315,9 +1274,9 @@ int main(int argc, char **argv)
     const char *env = getenv("FUZZ_REPLAY_RANDOM");
     long n_random = env ? atol(env) : 300;
     uint64_t x = 0x243f6a8885a308d3u;
-    static uint8_t buf[2048];
+    static uint8_t buf[2048], file[1 << 16];
     for (int i = 1; i < argc; i++)
-        files += run_path(argv[i]);
+        files += replay_path("fuzz_table", argv[i], file, sizeof file);
     for (gen = 0; gen < n_random; gen++) {   /* xorshift inputs, fixed seed */
         size_t n = 1 + (size_t)(gen * 7 % (long)sizeof buf);
         for (size_t i = 0; i < n; i++) {
