@@ -182,7 +182,7 @@ $(CORPUS): corpus/nodejs-api-docs.atoms.gz
 	@mkdir -p $(dir $@)
 	gzip -dc $< > $@.tmp && mv $@.tmp $@
 
-$(REPORT_BIN): tools/atomtab-report.c include/atomtab.h $(STATIC)
+$(REPORT_BIN): tools/atomtab-report.c tools/datafile.h include/atomtab.h $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 
 .PHONY: report-tool install-report uninstall-report
@@ -335,7 +335,7 @@ FUZZ_TOOLS_BIN    := $(O)/fuzz-tools/fuzz_tools
 FUZZ_TOOLS_MAXLEN ?= 4096
 TOOLS_REPLAY_BIN  := $(O)/test/fuzz_tools_replay
 FUZZ_TOOLS_DEPS   := test/fuzz/fuzz_tools.c test/fuzz/replay.h tools/atomtab-genstatic.c \
-                     tools/atomtab-report.c src/static_hash.h include/atomtab.h
+                     tools/atomtab-report.c tools/datafile.h src/static_hash.h include/atomtab.h
 
 .PHONY: fuzz-tools fuzz-tools-bin fuzz-tools-replay fuzz-tools-replay-bin
 $(FUZZ_TOOLS_BIN): $(FUZZ_TOOLS_DEPS) $(FUZZ_SRCS) src/*.h
@@ -411,7 +411,7 @@ DEF_ATOMS  := $(GEN)/atomtab_atoms
 DEF_ATOMS_O := $(O)/obj/atomtab_atoms.o
 GEN_WERROR := -std=c11 -Wall -Wextra -Wpedantic -Werror
 
-$(GENSTATIC): tools/atomtab-genstatic.c src/static_hash.h include/atomtab.h
+$(GENSTATIC): tools/atomtab-genstatic.c tools/datafile.h src/static_hash.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(BUILD_CC) $(ALL_CFLAGS) -Isrc $< -o $@
 # The default set's list beside the generator, where it looks for it to
