@@ -182,7 +182,7 @@ $(CORPUS): corpus/nodejs-api-docs.atoms.gz
 	@mkdir -p $(dir $@)
 	gzip -dc $< > $@.tmp && mv $@.tmp $@
 
-$(REPORT_BIN): tools/atomtab-report.c include/atomtab.h $(STATIC)
+$(REPORT_BIN): tools/atomtab-report.c tools/datafile.h include/atomtab.h $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(TOOL_LDLIBS)
 
 .PHONY: report-tool install-report uninstall-report
@@ -315,7 +315,7 @@ fuzz: fuzz-bin
 	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
 	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus
 
-$(REPLAY_BIN): test/fuzz/fuzz_table.c $(STATIC)
+$(REPLAY_BIN): test/fuzz/fuzz_table.c test/fuzz/replay.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -DFUZZ_STANDALONE $< -o $@ $(STATIC) $(LDLIBS)
 
@@ -334,8 +334,8 @@ fuzz-replay: fuzz-replay-bin
 FUZZ_TOOLS_BIN    := $(O)/fuzz-tools/fuzz_tools
 FUZZ_TOOLS_MAXLEN ?= 4096
 TOOLS_REPLAY_BIN  := $(O)/test/fuzz_tools_replay
-FUZZ_TOOLS_DEPS   := test/fuzz/fuzz_tools.c tools/atomtab-genstatic.c tools/atomtab-report.c \
-                     src/static_hash.h include/atomtab.h
+FUZZ_TOOLS_DEPS   := test/fuzz/fuzz_tools.c test/fuzz/replay.h tools/atomtab-genstatic.c \
+                     tools/atomtab-report.c tools/datafile.h src/static_hash.h include/atomtab.h
 
 .PHONY: fuzz-tools fuzz-tools-bin fuzz-tools-replay fuzz-tools-replay-bin
 $(FUZZ_TOOLS_BIN): $(FUZZ_TOOLS_DEPS) $(FUZZ_SRCS) src/*.h
@@ -377,7 +377,7 @@ MESON_SAN_tsan := -Db_sanitize=thread -Db_lundef=false
 SAN_ENV_asan   := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 SAN_ENV_tsan   := TSAN_OPTIONS=halt_on_error=1
 
-$(STRESS_HOSTILE): test/stress_hostile.c $(STATIC) src/*.h
+$(STRESS_HOSTILE): test/stress_hostile.c test/test_u16.h $(STATIC) src/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) $(LDLIBS)
 
@@ -411,7 +411,7 @@ DEF_ATOMS  := $(GEN)/atomtab_atoms
 DEF_ATOMS_O := $(O)/obj/atomtab_atoms.o
 GEN_WERROR := -std=c11 -Wall -Wextra -Wpedantic -Werror
 
-$(GENSTATIC): tools/atomtab-genstatic.c src/static_hash.h include/atomtab.h
+$(GENSTATIC): tools/atomtab-genstatic.c tools/datafile.h src/static_hash.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(BUILD_CC) $(ALL_CFLAGS) -Isrc $< -o $@
 # The default set's list beside the generator, where it looks for it to

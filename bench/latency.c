@@ -1,6 +1,7 @@
 /*
 ** latency.c - atomlatency: how long one reader's hits can be held up by
-** another thread's garbage (issue 11, goal 1), through the public API.
+** another thread's garbage (the goal: p99.99 beside churn at most 3x
+** alone, tools/bench-lifecycle.sh), through the public API.
 **
 ** The table (default options: sweep_threshold 10,000) is warmed as
 ** atomthreads warms it: every distinct token of the file interned once and
@@ -139,22 +140,6 @@ static uint64_t pct(const uint64_t *v, size_t n, double q)
 static const double qs[] = {0.50, 0.99, 0.999, 0.9999, 1.0};
 static const char *const qjson[] = {"p50", "p99", "p999", "p9999", "max"};
 
-static void cpu_model(char *cpu, size_t size)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    snprintf(cpu, size, "unknown");
-    while (f && fgets(line, sizeof line, f)) {
-        char *p = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && p) {
-            snprintf(cpu, size, "%.*s", (int)strcspn(p + 2, "\n"), p + 2);
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 static void print_json(const uint64_t *v, size_t n)
 {
     for (int q = 0; q < 5; q++)
@@ -187,13 +172,7 @@ int main(int argc, char **argv)
     uint64_t *alone = malloc(batches * sizeof *alone), *busy = malloc(batches * sizeof *busy);
     if (!p.t || !alone || !busy || k.n == 0)
         return fprintf(stderr, "atomlatency: no table, memory or tokens\n"), 1;
-    for (size_t j = 0; j < k.n; j++) {   /* warm: every distinct token held once */
-        const atab_atom *a = atab_lookup(p.t, k.s[j], k.len[j]);
-        if (a)
-            atab_release(p.t, a);
-        else if (!atab_intern(p.t, k.s[j], k.len[j]))
-            return fprintf(stderr, "atomlatency: %s\n", atab_strerror(atab_last_error())), 1;
-    }
+    tokens_warm(p.t, &k, "atomlatency");   /* every distinct token held once */
     p.times = alone;
     run_phase(&p, 0);
     p.times = busy;

@@ -2,9 +2,9 @@
 ** probelen.c - atomprobelen: where keys sit in the slot arrays, as probe
 ** lengths (groups read by a hit: 1 for group A, 2 for group B, more only
 ** past B), on the bundled corpus plus 1,000 new strings, and at the highest
-** load the table reaches while 200,000 more random keys go in (issue 11,
-** goal 4). Reads the table's internals (src/), so it lives with the
-** benchmarks, not the tests.
+** load the table reaches while 200,000 more random keys go in (why
+** probes.c's max/median stays low). Reads the table's internals (src/), so
+** it lives with the benchmarks, not the tests.
 **
 ** usage: atomprobelen FILE
 */

@@ -1,6 +1,6 @@
 /*
 ** probes.c - atomprobes: the cost of a repeated hit, string by string, on
-** a loaded table (issue 11, goal 4: max/median <= 1.3), public API only.
+** a loaded table (the goal: max/median <= 1.3), public API only.
 **
 ** The table (fixed hash seed, --seed) is warmed with the token file (every
 ** distinct token interned once and held), then --strings new strings are
@@ -136,13 +136,7 @@ int main(int argc, char **argv)
     size_t *lens = malloc(nstr * sizeof *lens);
     if (!t || !strs || !lens)
         return fprintf(stderr, "atomprobes: out of memory\n"), 1;
-    for (size_t j = 0; j < k.n; j++) {   /* warm: every distinct token held once */
-        const atab_atom *a = atab_lookup(t, k.s[j], k.len[j]);
-        if (a)
-            atab_release(t, a);
-        else if (!atab_intern(t, k.s[j], k.len[j]))
-            return fprintf(stderr, "atomprobes: %s\n", atab_strerror(atab_last_error())), 1;
-    }
+    tokens_warm(t, &k, "atomprobes");   /* every distinct token held once */
     uint64_t rng = 0x70726f6265730001u;   /* the strings' fixed seed */
     for (size_t j = 0; j < nstr; j++) {   /* new strings, interned and held */
         char *s = strs + j * (LONG_LEN + 1);

@@ -170,22 +170,6 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void cpu_model(char *cpu, size_t size)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    snprintf(cpu, size, "unknown");
-    while (f && fgets(line, sizeof line, f)) {
-        char *p = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && p) {
-            snprintf(cpu, size, "%.*s", (int)strcspn(p + 2, "\n"), p + 2);
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 int main(int argc, char **argv)
 {
     int threads[16], nt = 0, ms = 300, reps = 3, json = 0, i, modes[NMODES], nm = 0;
@@ -226,13 +210,7 @@ int main(int argc, char **argv)
     memset(&sh, 0, sizeof sh);
     sh.k = &k;
     sh.t = atab_table_new(NULL);
-    for (size_t j = 0; j < k.n; j++) {   /* warm: every distinct token held once */
-        const atab_atom *a = atab_lookup(sh.t, k.s[j], k.len[j]);
-        if (a)
-            atab_release(sh.t, a);
-        else if (!atab_intern(sh.t, k.s[j], k.len[j]))
-            return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
-    }
+    tokens_warm(sh.t, &k, "atomthreads");   /* every distinct token held once */
     for (int j = 0; j < 4; j++) {
         sh.same[j] = k.s[j], sh.same_len[j] = k.len[j];
         snprintf(sh.samedyn[j], sizeof sh.samedyn[j], "samedyn-atom-%d", j);

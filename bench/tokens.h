@@ -1,7 +1,8 @@
 /*
-** tokens.h - a token file (one token per line) read into NUL-terminated
-** strings, in place, for the benchmarks (suite.c, threads.c, membytes.c).
-** Header-only: each benchmark is one program.
+** tokens.h - what the benchmarks share: a token file (one token per line)
+** read into NUL-terminated strings, in place; the warm table they start
+** from; the CPU's name for their headers. Header-only: each benchmark is
+** one program.
 */
 #ifndef ATAB_BENCH_TOKENS_H
 #define ATAB_BENCH_TOKENS_H
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <atomtab.h>
 
 typedef struct tokens {
     char *text;         /* the file, each '\n' made a NUL */
@@ -47,6 +50,39 @@ static void tokens_load(const char *path, tokens *t, const char *prog)
         }
         p = nl + 1;
     }
+}
+
+/* Warms t: every distinct token interned once and held (a lookup finds a
+** repeat, and its reference is dropped). On failure says so, naming
+** `prog`, and exits. */
+static inline void tokens_warm(atab_table *t, const tokens *k, const char *prog)
+{
+    for (size_t j = 0; j < k->n; j++) {
+        const atab_atom *a = atab_lookup(t, k->s[j], k->len[j]);
+        if (a) {
+            atab_release(t, a);
+        } else if (!atab_intern(t, k->s[j], k->len[j])) {
+            fprintf(stderr, "%s: %s\n", prog, atab_strerror(atab_last_error()));
+            exit(1);
+        }
+    }
+}
+
+/* The CPU's model name from /proc/cpuinfo, or "unknown". */
+static inline void cpu_model(char *cpu, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    snprintf(cpu, size, "unknown");
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && p) {
+            snprintf(cpu, size, "%.*s", (int)strcspn(p + 2, "\n"), p + 2);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
 }
 
 #endif

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "atab_int.h"   /* atab__count, atab__membarrier_state */
+#include "test_u16.h"
 
 #define N_SHARED 4        /* tables alive for the whole run */
 #define KEYS 1024         /* common keys per shared table */
@@ -182,17 +183,6 @@ static size_t key_of(int k, char *buf)
     return (size_t)snprintf(buf, KEYLEN, k % 4 ? "hostile-%d" : "h\xc3\xb4stile-%d", k);
 }
 
-/* UTF-16 of a key (ASCII, and U+00F4 from its two UTF-8 bytes). */
-static size_t to_u16(const char *s, size_t n, uint16_t *u)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char b = (unsigned char)s[i];
-        u[k++] = b == 0xc3 ? (uint16_t)(0xc0 | ((unsigned char)s[++i] & 0x3f)) : b;
-    }
-    return k;
-}
-
 /* An atom got for a string: its bytes. */
 static void check_bytes(const atab_atom *a, const char *s, size_t n)
 {
@@ -308,7 +298,7 @@ static const atab_atom *get_key(worker *w, int i, int k, int how)
     size_t n = key_of(k, s);
     const atab_atom *a;
     if (how == 1) {
-        a = atab_intern_utf16(tabs[i].t, u, to_u16(s, n, u));
+        a = atab_intern_utf16(tabs[i].t, u, u8_to_u16(s, n, u));
         count(C_INTERN16, 1);
     } else if (how == 2) {
         a = atab_lookup(tabs[i].t, s, n);

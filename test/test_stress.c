@@ -60,16 +60,6 @@ static size_t shared_key(int k, char *buf)
     return (size_t)snprintf(buf, KEYLEN, k % 3 ? "stress-%d" : "str\xc3\xa9ss-%d", k);
 }
 
-static size_t to_u16(const char *s, size_t n, uint16_t *u)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char b = (unsigned char)s[i];
-        u[k++] = b == 0xc3 ? (uint16_t)(0xc0 | ((unsigned char)s[++i] & 0x3f)) : b;
-    }
-    return k;
-}
-
 /* Checks an atom got for key k: its bytes, and the held one's identity. */
 static void got(worker *w, int k, const atab_atom *a, const char *buf, size_t n)
 {
@@ -127,7 +117,7 @@ static void do_op(worker *w, unsigned op)
             keep(w, k, a);
         break;
     case OP_INTERN_U16:
-        a = atab_intern_utf16(w->t, u, to_u16(buf, n, u));
+        a = atab_intern_utf16(w->t, u, u8_to_u16(buf, n, u));
         got(w, k, a, buf, n);
         if (a)
             keep(w, k, a);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "atomtab.h"
+#include "test_u16.h"
 
 typedef struct counting_alloc {
     long live;          /* blocks allocated and not freed */
@@ -81,29 +82,6 @@ static inline atab_table *plain_table(const atab_allocator *al)
     o.seed = 42;
     o.allocator = al;
     return atab_table_new(&o);
-}
-
-/* Converts `len` bytes of valid UTF-8 test text to UTF-16; returns the
-** number of 16-bit units written to `out`. */
-static inline size_t u8_to_u16(const char *s, size_t len, uint16_t *out)
-{
-    const unsigned char *p = (const unsigned char *)s, *e = p + len;
-    size_t n = 0;
-    while (p < e) {
-        uint32_t c;
-        if (*p < 0x80) c = *p++;
-        else if (*p < 0xe0) { c = (uint32_t)(*p & 0x1f) << 6 | (p[1] & 0x3f); p += 2; }
-        else if (*p < 0xf0) { c = (uint32_t)(*p & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f); p += 3; }
-        else { c = (uint32_t)(*p & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 | (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f); p += 4; }
-        if (c >= 0x10000) {
-            c -= 0x10000;
-            out[n++] = (uint16_t)(0xd800 + (c >> 10));
-            out[n++] = (uint16_t)(0xdc00 + (c & 0x3ff));
-        } else {
-            out[n++] = (uint16_t)c;
-        }
-    }
-    return n;
 }
 
 #endif

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "atomtab.h"
+#include "datafile.h"   /* find_data_file: default.atoms */
 #include "static_hash.h"
 
 #define GS_MAX_ID 63         /* significant characters C11 guarantees */
@@ -961,21 +962,9 @@ static long load_list(gs_list *l, const char *path, FILE *err)
 ** 0 and the path in buf, or -1. */
 static int find_default_list(const gs_opts *o, char *buf, size_t cap)
 {
-    static const char *const rel[] = {"/default.atoms", "/../share/atomtab/default.atoms"};
-    char exe[PATH_MAX];
     if (o->default_list)
         return snprintf(buf, cap, "%s", o->default_list) < (int)cap ? 0 : -1;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
-        if ((size_t)snprintf(buf, cap, "%s%s", exe, rel[i]) < cap && access(buf, R_OK) == 0)
-            return 0;
-    return -1;
+    return find_data_file("default.atoms", buf, cap);
 }
 
 /* Each atom of l that the default set holds is an error at its line: a

@@ -14,6 +14,8 @@
 
 #include <atomtab.h>
 
+#include "datafile.h"   /* find_data_file: the bundled corpus */
+
 #define CORPUS "nodejs-api-docs.atoms"
 
 static const char usage[] =
@@ -81,27 +83,6 @@ static int intern_stream(atab_table *t, FILE *f, const char *name, held *h)
     return rc;
 }
 
-/* The bundled corpus: next to this program (build trees), else in
-** ../share/atomtab/ from it (installs). Returns 0 and fills buf, or -1. */
-static int find_corpus(char *buf, size_t cap)
-{
-    static const char *const rel[] = {"/" CORPUS, "/../share/atomtab/" CORPUS};
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        if ((size_t)snprintf(buf, cap, "%s%s", exe, rel[i]) < cap &&
-            access(buf, R_OK) == 0)
-            return 0;
-    }
-    return -1;
-}
-
 static int intern_file(atab_table *t, const char *path, held *h)
 {
     if (strcmp(path, "-") == 0)
@@ -157,7 +138,7 @@ static int intern_all(atab_table *t, const args *a, held *h)
 {
     char corpus[PATH_MAX];
     if (a->nfiles == 0) {
-        if (find_corpus(corpus, sizeof corpus) != 0) {
+        if (find_data_file(CORPUS, corpus, sizeof corpus) != 0) {
             fprintf(stderr, "atomtab-report: bundled corpus " CORPUS
                     " not found; name a token file\n");
             return -1;

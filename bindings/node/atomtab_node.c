@@ -529,27 +529,138 @@ static int sbuf_write(void *ud, const char *s, size_t len)
     return 0;
 }
 
-/* report(json, process): the text tree, or about:memory's JSON with
-** `process` as every report's process name. */
+/* A JS string's UTF-8 in a malloc'd, NUL-terminated buffer; NULL when it
+** is not a string or there is no memory. */
+static char *dup_utf8(napi_env env, napi_value v)
+{
+    size_t len;
+    char *s;
+    if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok || !(s = malloc(len + 1)))
+        return NULL;
+    napi_get_value_string_utf8(env, v, s, len + 1, &len);
+    return s;
+}
+
+/* The value of one of the library's names ("heap" -> ATAB_KIND_HEAP), or
+** -1. index.js has checked the names. */
+static int named(napi_env env, napi_value v, const char *const *names, int n)
+{
+    char buf[16];
+    if (napi_get_value_string_utf8(env, v, buf, sizeof buf, NULL) != napi_ok)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(buf, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* report()'s options (index.js has checked their types). */
+typedef struct report_args {
+    bool json;
+    char *process;
+    atab_report_options o;
+    atab_report_entry extra[ATAB_REPORT_EXTRA_MAX];
+} report_args;
+
+static void report_args_free(report_args *ra)
+{
+    free(ra->process);
+    free((char *)ra->o.prefix);
+    for (size_t i = 0; i < ra->o.n_extra; i++) {
+        free((char *)ra->extra[i].path);
+        free((char *)ra->extra[i].description);
+    }
+}
+
+/* One extra entry, {path, kind, units, amount, description}: 0, or -1 when
+** a string cannot be had. */
+static int read_entry(napi_env env, napi_value obj, atab_report_entry *x)
+{
+    static const char *const kinds[] = {"nonheap", "heap", "other"};   /* ATAB_KIND_* */
+    static const char *const units[] = {"bytes", "count"};             /* ATAB_UNITS_* */
+    napi_value v;
+    napi_get_named_property(env, obj, "path", &v);
+    x->path = dup_utf8(env, v);
+    napi_get_named_property(env, obj, "description", &v);
+    x->description = dup_utf8(env, v);
+    napi_get_named_property(env, obj, "kind", &v);
+    x->kind = named(env, v, kinds, 3);
+    napi_get_named_property(env, obj, "units", &v);
+    x->units = named(env, v, units, 2);
+    napi_get_named_property(env, obj, "amount", &v);
+    return napi_get_value_int64(env, v, &x->amount) == napi_ok && x->path &&
+                   x->description && x->kind >= 0 && x->units >= 0 ? 0 : -1;
+}
+
+/* report(json, process, prefix, extra): 0, or -1 with an exception thrown.
+** ra is filled as far as it got (report_args_free frees it). */
+static int read_report_args(napi_env env, napi_callback_info info, report_args *ra,
+                            addon **ad)
+{
+    size_t argc = 4;
+    napi_value argv[4], x;
+    uint32_t n;
+    int bad = 0;
+    char msg[96];
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, (void **)ad) != napi_ok || argc < 4 ||
+        napi_get_value_bool(env, argv[0], &ra->json) != napi_ok ||
+        napi_get_array_length(env, argv[3], &n) != napi_ok) {
+        napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "atomtab.report: bad arguments");
+        return -1;
+    }
+    if (n > ATAB_REPORT_EXTRA_MAX) {
+        snprintf(msg, sizeof msg, "atomtab.report: at most %d extra entries",
+                 ATAB_REPORT_EXTRA_MAX);
+        napi_throw_range_error(env, "ERR_INVALID_ARG_VALUE", msg);
+        return -1;
+    }
+    ra->o.extra = ra->extra;
+    for (uint32_t i = 0; i < n && !bad; i++) {
+        ra->o.n_extra = i + 1;   /* its strings are freed, read or not */
+        bad = napi_get_element(env, argv[3], i, &x) != napi_ok ||
+              read_entry(env, x, &ra->extra[i]) != 0;
+    }
+    ra->process = dup_utf8(env, argv[1]);
+    ra->o.prefix = dup_utf8(env, argv[2]);
+    if (bad || !ra->process || !ra->o.prefix) {
+        napi_throw_error(env, "ERR_ATOMTAB", "atomtab.report: cannot read the options");
+        return -1;
+    }
+    return 0;
+}
+
+/* The error for options the library refused, with its rules. */
+static void throw_bad_options(napi_env env)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "atomtab.report: the prefix must be '/'-separated non-empty names of at most %d "
+             "bytes, and each extra entry needs a path (explicit/ ones in bytes)",
+             ATAB_REPORT_PREFIX_MAX);
+    napi_throw_range_error(env, "ERR_INVALID_ARG_VALUE", msg);
+}
+
+/* report(json, process, prefix, extra): the text tree, or about:memory's
+** JSON with `process` as every report's process name; the table's paths
+** under `prefix`, then the host's `extra` entries (atab_report_options). */
 static napi_value js_report(napi_env env, napi_callback_info info)
 {
-    size_t argc = 2;
-    napi_value argv[2], v = NULL;
+    report_args ra;
     addon *ad;
-    bool json = false;
-    char proc[256] = "";
+    napi_value v = NULL;
     sbuf b = {NULL, 0, 0};
-    CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&ad));
-    if (argc >= 1)
-        CHECK(env, napi_get_value_bool(env, argv[0], &json));
-    if (argc >= 2)
-        CHECK(env, napi_get_value_string_utf8(env, argv[1], proc, sizeof proc, NULL));
-    int rc = json ? atab_report_json(ad->t, proc, sbuf_write, &b)
-                  : atab_report_tree(ad->t, sbuf_write, &b);
-    if (rc == ATAB_OK)
-        napi_create_string_utf8(env, b.p ? b.p : "", b.n, &v);
-    else
-        napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab.report: out of memory");
+    memset(&ra, 0, sizeof ra);
+    if (read_report_args(env, info, &ra, &ad) == 0) {
+        int rc = ra.json ? atab_report_json_ex(ad->t, ra.process, &ra.o, sbuf_write, &b)
+                         : atab_report_tree_ex(ad->t, &ra.o, sbuf_write, &b);
+        if (rc == ATAB_OK)
+            napi_create_string_utf8(env, b.p ? b.p : "", b.n, &v);
+        else if (rc == ATAB_EINVAL)
+            throw_bad_options(env);
+        else
+            napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab.report: out of memory");
+    }
+    report_args_free(&ra);
     free(b.p);
     return v;
 }

@@ -14,11 +14,42 @@ export interface Stats {
   bytes: number;
 }
 
+/** A measurement of the host's, reported after the table's entries. */
+export interface ReportEntry {
+  /** '/'-separated, non-empty, taken as it is (no prefix); entries under
+   *  explicit/ must be in bytes. */
+  path: string;
+  /** about:memory's kind: bytes from the heap, outside it, or anything
+   *  else. Default 'other'. */
+  kind?: 'heap' | 'nonheap' | 'other';
+  /** Default 'bytes'. */
+  units?: 'bytes' | 'count';
+  /** An integer (Number.isSafeInteger). */
+  amount: number;
+  /** Default "". */
+  description?: string;
+}
+
 export interface ReportOptions {
   /** true: about:memory's JSON (Firefox loads it); false: a text tree. */
   json?: boolean;
   /** The JSON reports' "process" field. Default "". */
   process?: string;
+  /**
+   * Keeps this table's paths apart from other reporters' in one dump:
+   * '/'-separated non-empty names, at most 128 bytes of UTF-8, no leading
+   * or trailing '/'. With 'worker/1', explicit/atoms/table becomes
+   * explicit/worker/1/atoms/table and atoms-dynamic becomes
+   * worker-1-atoms-dynamic. Default "" (none).
+   */
+  prefix?: string;
+  /**
+   * At most 8 entries the host measured, e.g. { path: 'resident', amount:
+   * process.memoryUsage().rss }. With 'heap-allocated' (the allocator's
+   * total, in bytes) the tree shows explicit/heap-unclassified: that total
+   * less the explicit heap entries.
+   */
+  extra?: ReportEntry[];
 }
 
 /**
@@ -41,7 +72,13 @@ export function stats(): Stats;
  */
 export function gc(): number;
 
-/** The table's memory report: a text tree, or about:memory JSON. */
+/**
+ * The table's memory report: a text tree, or about:memory JSON.
+ * @throws TypeError for an option of the wrong type (code
+ *   ERR_INVALID_ARG_TYPE) or an unknown kind or units (code
+ *   ERR_INVALID_ARG_VALUE); RangeError (code ERR_INVALID_ARG_VALUE) for a
+ *   prefix or extra entries the library refuses (the rules above).
+ */
 export function report(options?: ReportOptions): string;
 
 /** The library's version, "MAJOR.MINOR.PATCH". */

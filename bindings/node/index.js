@@ -3,10 +3,35 @@
 // every worker thread of the process. See index.d.ts for the API.
 const native = require('./native.js');
 
+const KINDS = ['heap', 'nonheap', 'other'];
+const UNITS = ['bytes', 'count'];
+const BAD_VALUE = 'ERR_INVALID_ARG_VALUE';
+
+function typeError(message, code = 'ERR_INVALID_ARG_TYPE') {
+  const e = new TypeError(message);
+  e.code = code;
+  return e;
+}
+
+// One of report()'s extra entries, checked and with its defaults.
+function reportEntry(x, i) {
+  const where = `atomtab.report: extra[${i}]`;
+  if (x === null || typeof x !== 'object') throw typeError(`${where} must be an object`);
+  const { path, kind = 'other', units = 'bytes', amount, description = '' } = x;
+  if (typeof path !== 'string') throw typeError(`${where}.path must be a string`);
+  if (!KINDS.includes(kind)) throw typeError(`${where}.kind must be ${KINDS.join(', ')}`, BAD_VALUE);
+  if (!UNITS.includes(units)) throw typeError(`${where}.units must be ${UNITS.join(', ')}`, BAD_VALUE);
+  if (!Number.isSafeInteger(amount)) throw typeError(`${where}.amount must be an integer`);
+  if (typeof description !== 'string') throw typeError(`${where}.description must be a string`);
+  return { path, kind, units, amount, description };
+}
+
 function report(options = {}) {
-  const { json = false, process: name = '' } = options;
-  if (typeof name !== 'string') throw new TypeError('atomtab.report: process must be a string');
-  return native.report(Boolean(json), name);
+  const { json = false, process: name = '', prefix = '', extra = [] } = options;
+  if (typeof name !== 'string') throw typeError('atomtab.report: process must be a string');
+  if (typeof prefix !== 'string') throw typeError('atomtab.report: prefix must be a string');
+  if (!Array.isArray(extra)) throw typeError('atomtab.report: extra must be an array');
+  return native.report(Boolean(json), name, prefix, extra.map(reportEntry));
 }
 
 module.exports = {

@@ -14,11 +14,19 @@
 **     inputs from a fixed pseudo-random generator, so the model check runs
 **     in every `make test` and meson test.
 **
+** Besides interning and releasing one atom at a time, the operations run
+** ASCII-lowercase interning (the atom of the folded bytes), atab_release_all
+** (as releasing each), atab_foreach (every atom the model has, once, with
+** its exact count, its callback calling into the table), content hashes
+** (an atom's is its bytes', in a second table too), reports, sweeps,
+** external handles and static strings.
+**
 ** Input format: byte 0 configures the table (sweep mode, memory limit,
 ** injected allocation failures, initial capacity); then each operation is
-** one opcode byte followed by its operands (see decode_key). Adding an
-** operation is one enum value, one
-** case in step() and, when it has state, a field in `model_ent`.
+** one opcode byte (taken modulo N_OPS) followed by its operands (see
+** decode_key). Adding an operation is one enum value, last (so the seeds,
+** written with the opcodes below it, keep their meaning), one case in
+** step() and, when it has state, a field in `model_ent`.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -106,7 +114,12 @@ typedef struct model {
     struct fz_alloc *al;    /* the table's allocator, for the checks */
     struct model_ent *touched;   /* the entry the last step changed */
     unsigned bulk_next;     /* OP_BULK's key counter */
+    unsigned bulk_made;     /* OP_BULK's keys interned */
     unsigned reports;       /* OP_REPORTs run */
+    unsigned walks;         /* OP_FOREACHs run */
+    long misuse;            /* releases refused with ATAB_EREFS */
+    atab_options twin_opts; /* the table's options, less its allocator */
+    atab_table *twin;       /* OP_HASH's second table, made on first use */
     size_t work;            /* table calls since the last full check */
     uint32_t *zeros;        /* entries that went to count 0 since the last
                             ** sweep (some since revived): model_swept's list */
@@ -478,21 +491,19 @@ static void check_all(atab_table *t, model *m)
     CHECK(v.n == m->present);
 }
 
-/* The spare references this thread's cache holds on a (thread.h): the
-** atom's count is what holders hold plus every cache's spares, and the
-** fuzzer has one thread. 0 without a record (debug builds, or its
-** allocation failed). */
+/* The spare references the caches hold on a (thread.h): the atom's count
+** is what holders hold plus every cache's spares. The fuzzer has one
+** thread: the table's records are its own (none where the allocation
+** failed; their caches stay empty in debug builds, which count every
+** reference on the atom). */
 static uint32_t cached_spares(atab_table *t, const atab_atom *a)
 {
-#ifndef ATAB_DEBUG
-    if (atab__tls_last.id == t->id && atab__tls_last.rec) {
-        const uintptr_t *e = atab__cache_find(atab__tls_last.rec, a);
-        return e ? atab__spares(*e) : 0;
+    uint32_t n = 0;
+    for (atab__rec *r = t->recs; r; r = r->next) {
+        const uintptr_t *e = atab__cache_find(r, a);
+        n += e ? atab__spares(*e) : 0;
     }
-#else
-    (void)t; (void)a;
-#endif
-    return 0;
+    return n;
 }
 
 /* atab_count without its 64 lock round trips (the fuzzer is one thread
@@ -532,7 +543,7 @@ static void check(atab_table *t, model *m, int after_release, int full)
         CHECK(atab_get_stats(t, &st) == ATAB_OK);   /* flushes the caches */
         CHECK(st.atoms == m->present);
         CHECK(st.unused == m->zero);
-        CHECK(st.misuse == 0);
+        CHECK(st.misuse == (size_t)m->misuse);
         CHECK(st.bytes == m->al->bytes);   /* the table's account is the allocator's */
         check_all(t, m);
     }
@@ -546,6 +557,10 @@ enum {
     OP_BULK,       /* interns 4n generated keys at once: growth */
     OP_EXTERNAL,   /* external handle acquire / release (src/external.c) */
     OP_STATIC,     /* a string of the default static set, by every entry */
+    OP_INTERN_LOWER, OP_INTERN_LOWER_U16,   /* ASCII-lowercase interning */
+    OP_RELEASE_LIST,   /* atab_release_all on a list of references */
+    OP_FOREACH,        /* atab_foreach, its callback calling into the table */
+    OP_HASH,           /* content hashes, here and in a second table */
     N_OPS
 };
 
@@ -592,18 +607,25 @@ static void expect_atom(model *m, const char *s, size_t len, const atab_atom *a,
     m->touched = e;
 }
 
-/* A model entry with references, picked by the next byte. */
+/* The first entry from b on with a plain reference (not a handle). */
+static model_ent *first_held(model *m, unsigned b)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        model_ent *e = &m->e[(b + i) % m->n];
+        if (e->present && e->count > e->handles)
+            return e;
+    }
+    return NULL;
+}
+
+/* A model entry with references, picked by the next byte (read only when
+** one is held). */
 static model_ent *pick_held(model *m, reader *r)
 {
     unsigned b;
     if (m->present == m->zero || !rd(r, &b))
         return NULL;
-    for (size_t i = 0; i < m->n; i++) {   /* the first held from b on */
-        model_ent *e = &m->e[(b + i) % m->n];
-        if (e->present && e->count > e->handles)   /* a plain reference */
-            return e;
-    }
-    return NULL;
+    return first_held(m, b);
 }
 
 static model_ent *pick_any(model *m, reader *r)
@@ -652,16 +674,23 @@ static void op_report(atab_table *t, model *m, unsigned how)
 static char kbuf[KEY_MAX * 3 + 8];
 static uint16_t ubuf[KEY_MAX * 2];
 
-static void op_intern_u16(atab_table *t, model *m, const uint16_t *u, size_t n,
-                          int insert)
+/* The outcome of a UTF-16 intern or lookup of u[0..n) (as expect_atom). */
+static void expect_u16(model *m, const uint16_t *u, size_t n, const atab_atom *a,
+                       int insert)
 {
     long l8 = ref_u16_to_u8(u, n, kbuf);
-    const atab_atom *a = insert ? atab_intern_utf16(t, u, n) : atab_lookup_utf16(t, u, n);
     if (l8 < 0) {
         CHECK(a == NULL && atab_last_error() == ATAB_EUTF16);
         return;
     }
     expect_atom(m, kbuf, (size_t)l8, a, insert);
+}
+
+static void op_intern_u16(atab_table *t, model *m, const uint16_t *u, size_t n,
+                          int insert)
+{
+    expect_u16(m, u, n, insert ? atab_intern_utf16(t, u, n) : atab_lookup_utf16(t, u, n),
+               insert);
 }
 
 /* An external handle: acquire one on a held atom (a reference more), or
@@ -702,19 +731,26 @@ static int op_external(atab_table *t, model *m, reader *r)
     return 0;
 }
 
+/* The default set's atom in slot b * 11 of its index, or NULL (an empty
+** slot). */
+static const atab_atom *default_static(unsigned b)
+{
+    const atab_static_set *set = &atab_static_default;
+    uint32_t off = set->slots[(b * 11u) % set->n_slots];
+    if (off == UINT32_MAX)
+        return NULL;
+    return (const atab_atom *)(const void *)((const char *)set->atoms + off);
+}
+
 /* One string of the default static set (picked by the next byte) through
 ** intern, lookup or UTF-16: the set's atom when the set is registered,
 ** never counted, else an ordinary dynamic atom. */
 static void op_static(atab_table *t, model *m, reader *r)
 {
     unsigned b, how;
-    const atab_static_set *set = &atab_static_default;
-    if (!rd(r, &b) || !rd(r, &how))
+    const atab_atom *sa;
+    if (!rd(r, &b) || !rd(r, &how) || !(sa = default_static(b)))
         return;
-    uint32_t off = set->slots[(b * 11u) % set->n_slots];
-    if (off == UINT32_MAX)
-        return;
-    const atab_atom *sa = (const atab_atom *)(const void *)((const char *)set->atoms + off);
     size_t len = atab_len(sa);
     const atab_atom *a;
     memcpy(kbuf, atab_chars(sa), len);
@@ -736,6 +772,255 @@ static void op_static(atab_table *t, model *m, reader *r)
     expect_atom(m, kbuf, len, a, how % 3 != 1);
 }
 
+/* ---- ASCII-lowercase interning ---- */
+
+static char lbuf[KEY_MAX];
+static uint16_t lbuf16[KEY_MAX * 2];
+
+/* Uppercases the ASCII letters of a key where the next byte's bits say
+** (bit i % 8 for position i): the lowercase interns' input. */
+static void upcase(reader *r, char *s, size_t len)
+{
+    unsigned mask;
+    if (!rd(r, &mask))
+        return;
+    for (size_t i = 0; i < len; i++)
+        if ((mask >> (i % 8) & 1) && s[i] >= 'a' && s[i] <= 'z')
+            s[i] = (char)(s[i] - 32);
+}
+
+static void upcase_u16(reader *r, uint16_t *u, size_t n)
+{
+    unsigned mask;
+    if (!rd(r, &mask))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if ((mask >> (i % 8) & 1) && u[i] >= 'a' && u[i] <= 'z')
+            u[i] = (uint16_t)(u[i] - 32);
+}
+
+/* A failure only the folded copy's block explains: a key with an
+** uppercase letter past the stack buffer, on a table that may fail. */
+static int fold_failed(const model *m, int folded, size_t size)
+{
+    atab_status err = atab_last_error();
+    if (!folded || size <= 256 || !m->may_fail || (err != ATAB_ENOMEM && err != ATAB_ELIMIT))
+        return 0;
+    if (verbose())
+        fprintf(stderr, "lower: failed, err %d (the folded copy's block, or the intern)\n", err);
+    return 1;
+}
+
+/* atab_intern_lower: the atom atab_intern gives the key with 'A'..'Z'
+** folded (every other byte as it is). Past 256 bytes with an uppercase
+** letter the folding needs a block, so there even a hit may fail. */
+static void op_intern_lower(atab_table *t, model *m, reader *r)
+{
+    size_t len = decode_key(r, kbuf);
+    int folded = 0;
+    upcase(r, kbuf, len);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)kbuf[i];
+        folded |= c >= 'A' && c <= 'Z';
+        lbuf[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    const atab_atom *a = atab_intern_lower(t, kbuf, len);
+    if (!a && fold_failed(m, folded, len))
+        return;   /* the table unchanged: check() */
+    expect_atom(m, lbuf, len, a, 1);
+}
+
+/* atab_intern_lower_utf16: units 'A'..'Z' folded; the block past 128 units. */
+static void op_intern_lower_u16(atab_table *t, model *m, reader *r)
+{
+    size_t n = decode_u16(r, ubuf);
+    int folded = 0;
+    upcase_u16(r, ubuf, n);
+    for (size_t i = 0; i < n; i++) {
+        folded |= ubuf[i] >= 'A' && ubuf[i] <= 'Z';
+        lbuf16[i] = (uint16_t)(ubuf[i] >= 'A' && ubuf[i] <= 'Z' ? ubuf[i] + 32 : ubuf[i]);
+    }
+    const atab_atom *a = atab_intern_lower_utf16(t, ubuf, n);
+    if (!a && fold_failed(m, folded, 2 * n))
+        return;
+    expect_u16(m, lbuf16, n, a, 1);
+}
+
+/* ---- releases several at once, walks ---- */
+
+/* Finds which atoms at count 0 a call swept when it may have run sweeps
+** between its releases (a sweep frees every atom at 0 at its time, and
+** later releases may bring more to 0): one visit of the table. Every atom
+** the model counts must still be there. */
+static void mark_seen(void *ud, const atab_atom *a)
+{
+    visit *v = ud;
+    if (atab_is_static(a))
+        return;
+    model_ent *e = model_by_atom(v->m, a);
+    CHECK(e != NULL && e->seen != v->m->check_gen);
+    e->seen = v->m->check_gen;
+    v->n++;
+}
+
+static void model_resync(atab_table *t, model *m)
+{
+    visit v = {m, 0};
+    size_t kept = 0;
+    if (count_unlocked(t) == m->present)
+        return;   /* nothing swept */
+    CHECK(!m->exact_sweeps);
+    m->check_gen++;
+    atab__table_visit_shards(t, NULL, mark_seen, &v);
+    for (size_t i = 0; i < m->zeros_n; i++) {
+        model_ent *e = &m->e[m->zeros[i]];
+        if (!e->present || e->count != 0)
+            continue;   /* revived or swept: off the list */
+        if (e->seen == m->check_gen) {
+            m->zeros[kept++] = m->zeros[i];
+        } else {
+            e->present = 0, e->a = NULL;
+            m->present--, m->zero--;
+        }
+    }
+    m->zeros_n = kept;
+    CHECK(v.n == m->present);
+}
+
+#define LIST_MAX 8
+
+/* atab_release_all on a list of up to LIST_MAX entries: plain references
+** (an atom may be there more than once), NULL entries, static atoms, and,
+** first, at times an atom at count 0: a release nobody holds, refused
+** (ATAB_EREFS, misuse counted) while the others go ahead. The model
+** releases each. */
+static void op_release_list(atab_table *t, model *m, reader *r)
+{
+    const atab_atom *v[LIST_MAX];
+    unsigned b, x;
+    size_t k = 0;
+    int refused = 0;
+    model_ent *e;
+    if (!rd(r, &b))
+        return;
+    for (unsigned i = 0; i < b % (LIST_MAX + 1) && rd(r, &x); i++) {
+        if (x % 8 == 0) {
+            v[k++] = NULL;
+        } else if (x % 8 == 1) {
+            v[k++] = default_static(x);   /* NULL for an empty slot */
+        } else if (x % 8 == 2 && k == 0) {
+            for (size_t j = 0; m->zero && j < m->n && !refused; j++) {
+                e = &m->e[(x + j) % m->n];
+                if (e->present && e->count == 0)
+                    v[k++] = e->a, refused = 1;
+            }
+        } else if ((e = first_held(m, x)) != NULL) {
+            v[k++] = e->a;
+            model_unref(m, e);   /* the model is ahead until the call */
+        }
+    }
+    int rc = atab_release_all(t, k ? v : NULL, k);
+    CHECK(rc == (refused ? ATAB_EREFS : ATAB_OK));
+    if (refused) {
+        CHECK(atab_last_error() == ATAB_EREFS);
+        m->misuse++;
+    }
+    if (!m->exact_sweeps)
+        model_resync(t, m);
+}
+
+/* OP_FOREACH's walk: its callback checks each atom against the model
+** and, by mode, stops the walk, takes references or releases them. */
+enum { WALK_ALL, WALK_STOP, WALK_REF, WALK_RELEASE };
+#define WALK_STOPPED 12345   /* what the callback returns to stop */
+#define WALK_MAX 16   /* walks in one input: each visits every atom */
+
+typedef struct walk {
+    atab_table *t;
+    model *m;
+    unsigned mode;
+    size_t n, stop_at;   /* atoms visited; WALK_STOP: stop after so many */
+} walk;
+
+static int walk_fn(void *ud, const atab_atom *a, uint32_t count)
+{
+    walk *w = ud;
+    model *m = w->m;
+    CHECK(!atab_is_static(a));
+    model_ent *e = model_by_atom(m, a);
+    CHECK(e != NULL && e->seen != m->check_gen);   /* a present atom, once */
+    e->seen = m->check_gen;
+    CHECK(atab_len(a) == e->len && memcmp(atab_chars(a), ent_s(m, e), e->len) == 0);
+    CHECK(count == (uint32_t)e->count);   /* exact: the caches were flushed */
+    w->n++;
+    if (w->mode == WALK_REF && w->n % 2) {
+        CHECK(atab_ref(a) == a);
+        model_ref(m, e);
+    } else if (w->mode == WALK_RELEASE && e->count > e->handles) {
+        CHECK(atab_release(w->t, a) == ATAB_OK);   /* may sweep, in a sweeping table */
+        model_unref(m, e);
+    }
+    return w->mode == WALK_STOP && w->n == w->stop_at ? WALK_STOPPED : 0;
+}
+
+/* atab_foreach visits every atom the model has present, each once, with
+** the model's count; a walk may come short by the atoms at count 0 that
+** a sweep took during it, by the shards after one whose block could not
+** be had (a table that may fail), or by where the callback stopped it. */
+static void op_foreach(atab_table *t, model *m, reader *r)
+{
+    unsigned b;
+    if (!rd(r, &b) || m->walks++ >= WALK_MAX)
+        return;
+    walk w = {t, m, b & 3, 0, 1 + (b >> 2)};
+    int stopped = 0;
+    m->check_gen++;
+    CHECK(atab_foreach(t, NULL, NULL) == ATAB_EINVAL);
+    int rc = atab_foreach(t, walk_fn, &w);
+    if (rc == WALK_STOPPED) {
+        CHECK(w.mode == WALK_STOP && w.n == w.stop_at);
+        stopped = 1;
+    } else if (rc != ATAB_OK) {
+        CHECK(m->may_fail && (rc == ATAB_ENOMEM || rc == ATAB_ELIMIT));
+        CHECK(atab_last_error() == rc);
+        stopped = 1;
+    }
+    for (size_t i = 0; i < m->n && !stopped; i++) {   /* none left out */
+        model_ent *e = &m->e[i];
+        CHECK(!e->present || e->seen == m->check_gen || (e->count == 0 && !m->exact_sweeps));
+    }
+    if (!m->exact_sweeps)
+        model_resync(t, m);
+    m->touched = NULL;
+}
+
+/* ---- content hashes ---- */
+
+/* An atom's content hash (atab_hash_content) is its bytes' (atab_hash_bytes)
+** under any seed, a static atom's too, and the equal string's atom in a
+** second table with the same options has the same one. */
+static void op_hash(model *m, reader *r)
+{
+    static const uint64_t seeds[4] = {0, 1, 0x9e3779b97f4a7c15u, UINT64_MAX};
+    unsigned b;
+    model_ent *e = pick_any(m, r);
+    const atab_atom *a, *sa;
+    if (!e || !rd(r, &b))
+        return;
+    uint64_t seed = seeds[b % 4], h = atab_hash_bytes(seed, ent_s(m, e), e->len);
+    CHECK(atab_hash_content(NULL, seed) == 0);
+    CHECK(atab_hash_bytes(seed, NULL, 0) == atab_hash_bytes(seed, "", 0));
+    if (e->present)
+        CHECK(atab_hash_content(e->a, seed) == h);
+    if ((sa = default_static(b / 4)) != NULL)
+        CHECK(atab_hash_content(sa, seed) == atab_hash_bytes(seed, atab_chars(sa), atab_len(sa)));
+    if (!m->twin)
+        CHECK((m->twin = atab_table_new(&m->twin_opts)) != NULL);
+    CHECK((a = atab_intern(m->twin, ent_s(m, e), e->len)) != NULL);
+    CHECK(atab_hash_content(a, seed) == h);
+    CHECK(atab_release(m->twin, a) == ATAB_OK);
+}
+
 /* OP_BULK's keys in one input. Enough for every shard's array to be
 ** rebuilt several times (64 shards); more only makes the input slower: a
 ** sweep visits every slot, and with a small sweep threshold one can run
@@ -749,6 +1034,23 @@ static void op_static(atab_table *t, model *m, reader *r)
 static unsigned bulk_max(const model *m)
 {
     return m->exact_sweeps ? BULK_MAX : BULK_MAX_SWEEPING;
+}
+
+/* Interns 4 * (b % 16) generated keys at once (growth); with bit 7 of b,
+** only keys that fall in shard 0 (that shard's growth, and past 128 atoms
+** there, atab_foreach's block for it). */
+static void op_bulk(atab_table *t, model *m, reader *r)
+{
+    char key[32];
+    unsigned b, n = rd(r, &b) ? 4 * (b % 16) : 0;
+    for (unsigned i = 0; i < n && m->bulk_made < bulk_max(m); m->bulk_next++) {
+        int l = snprintf(key, sizeof key, "bulk-%u", m->bulk_next);
+        if ((b & 128) && atab__h_shard(atab__hash_bytes(t->seed, key, (size_t)l)) != 0)
+            continue;
+        expect_atom(m, key, (size_t)l, atab_intern(t, key, (size_t)l), 1);
+        i++, m->bulk_made++;
+    }
+    m->touched = NULL;
 }
 
 /* Runs one operation; returns 1 when it released a reference. */
@@ -819,20 +1121,28 @@ static int step(atab_table *t, model *m, reader *r, unsigned op)
         if (m->reports++ < REPORT_MAX)
             op_report(t, m, b);
         return 0;
-    case OP_BULK: {
-        char key[32];
-        unsigned n = rd(r, &b) ? 4 * (b % 16) : 0;
-        for (unsigned i = 0; i < n && m->bulk_next < bulk_max(m); i++) {
-            int l = snprintf(key, sizeof key, "bulk-%u", m->bulk_next++);
-            expect_atom(m, key, (size_t)l, atab_intern(t, key, (size_t)l), 1);
-        }
-        m->touched = NULL;
+    case OP_BULK:
+        op_bulk(t, m, r);
         return 0;
-    }
     case OP_EXTERNAL:
         return op_external(t, m, r);
     case OP_STATIC:
         op_static(t, m, r);
+        return 0;
+    case OP_INTERN_LOWER:
+        op_intern_lower(t, m, r);
+        return 0;
+    case OP_INTERN_LOWER_U16:
+        op_intern_lower_u16(t, m, r);
+        return 0;
+    case OP_RELEASE_LIST:
+        op_release_list(t, m, r);
+        return 0;
+    case OP_FOREACH:
+        op_foreach(t, m, r);
+        return 0;
+    case OP_HASH:
+        op_hash(m, r);
         return 0;
     default:
         return 0;
@@ -926,6 +1236,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (cfg & 16)
         o.initial_capacity = 100;
+    m.twin_opts = o;
+    m.twin_opts.allocator = NULL;
+    m.twin_opts.memory_limit = 0;
     atab_table *t = atab_table_new(&o);
     CHECK(t != NULL);   /* failures start at the 2nd allocation */
     while (rd(&r, &op)) {
@@ -947,53 +1260,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         atab_table_free(t);
     }
     CHECK(al.live == 0 && al.bytes == 0);   /* nothing leaked */
+    atab_table_free(m.twin);
     return 0;
 }
 
 #ifdef FUZZ_STANDALONE
 /* ---- the replay driver: seed files, then generated inputs ---- */
-#include <dirent.h>
-#include <sys/stat.h>
-
-static long run_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    static uint8_t buf[1 << 16];
-    if (!f) {
-        fprintf(stderr, "fuzz_table: cannot open %s\n", path);
-        exit(1);
-    }
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    if (getenv("FUZZ_VERBOSE"))
-        fprintf(stderr, "fuzz_table: %s\n", path);
-    LLVMFuzzerTestOneInput(buf, n);
-    return 1;
-}
-
-static long run_path(const char *path)
-{
-    struct stat sb;
-    long n = 0;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "fuzz_table: no such file or directory: %s\n", path);
-        exit(1);
-    }
-    if (!S_ISDIR(sb.st_mode))
-        return run_file(path);
-    DIR *d = opendir(path);
-    struct dirent *de;
-    char full[4096];
-    while (d && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(full, sizeof full, "%s/%s", path, de->d_name);
-        n += run_file(full);
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
+#include "replay.h"
 
 int main(int argc, char **argv)
 {
@@ -1001,9 +1274,9 @@ int main(int argc, char **argv)
     const char *env = getenv("FUZZ_REPLAY_RANDOM");
     long n_random = env ? atol(env) : 300;
     uint64_t x = 0x243f6a8885a308d3u;
-    static uint8_t buf[2048];
+    static uint8_t buf[2048], file[1 << 16];
     for (int i = 1; i < argc; i++)
-        files += run_path(argv[i]);
+        files += replay_path("fuzz_table", argv[i], file, sizeof file);
     for (gen = 0; gen < n_random; gen++) {   /* xorshift inputs, fixed seed */
         size_t n = 1 + (size_t)(gen * 7 % (long)sizeof buf);
         for (size_t i = 0; i < n; i++) {

@@ -214,47 +214,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifdef FUZZ_STANDALONE
 /* ---- the replay driver: files and directories ---- */
-#include <dirent.h>
-
-static long replay(const char *path)
-{
-    struct stat sb;
-    long n = 0;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "fuzz_tools: no such file or directory: %s\n", path);
-        exit(1);
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        char full[4096];
-        while (d && (de = readdir(d)) != NULL) {
-            if (de->d_name[0] == '.')
-                continue;
-            snprintf(full, sizeof full, "%s/%s", path, de->d_name);
-            n += replay(full);
-        }
-        if (d)
-            closedir(d);
-        return n;
-    }
-    static uint8_t buf[1 << 20];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "fuzz_tools: cannot open %s\n", path);
-        exit(1);
-    }
-    size_t len = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    LLVMFuzzerTestOneInput(buf, len);
-    return 1;
-}
+#include "replay.h"
 
 int main(int argc, char **argv)
 {
     long files = 0;
+    static uint8_t buf[1 << 20];
     for (int i = 1; i < argc; i++)
-        files += replay(argv[i]);
+        files += replay_path("fuzz_tools", argv[i], buf, sizeof buf);
     printf("fuzz_tools: %ld files checked\n", files);
     return 0;
 }

@@ -4,8 +4,13 @@ format there): run from the repository root; the files are committed."""
 import os
 
 INTERN, INTERN_OLD, U16, U16_OLD, LOOKUP, LOOKUP_U16, REF, RELEASE, \
-    RELEASE_ALL, GC, REPORT, BULK = range(12)
-THRESHOLD, FAIL, FAIL_AFTER, LIMIT, INITCAP = 1, 2, 4, 8, 16
+    RELEASE_ALL, GC, REPORT, BULK, EXTERNAL, STATIC, LOWER, LOWER_U16, \
+    RELEASE_LIST, FOREACH, HASH = range(19)
+THRESHOLD, FAIL, FAIL_AFTER, LIMIT, INITCAP, STATICS, KEEP_HANDLES = 1, 2, 4, 8, 16, 32, 64
+# With THRESHOLD, bits 1-3 (FAIL, FAIL_AFTER, LIMIT) also set the sweep
+# threshold, 1 + (cfg >> 1) % 8: THRESHOLD alone sweeps at 1.
+ONE_SHARD = 128   # BULK: keys of shard 0 only
+WALK_ALL, WALK_STOP, WALK_REF, WALK_RELEASE = range(4)
 
 
 def key(s):
@@ -29,6 +34,28 @@ def u16(code, units):
 def lookup(s):
     return bytes([LOOKUP]) + key(s)[1:]
 
+
+def lower(s, mask):
+    """atab_intern_lower of a raw key, its letters uppercased by mask."""
+    return bytes([LOWER]) + key(s)[1:] + bytes([mask])
+
+
+def long_key(code, x, fill, *mask):
+    """A long raw key: 256 + 2 * x bytes of fill."""
+    return bytes([code, 255, x]) + fill * (256 + 2 * x) + bytes(mask)
+
+
+def foreach(mode, stop_at=1):
+    return op(FOREACH, mode | (stop_at - 1) << 2)
+
+
+def release_list(*picks):
+    """atab_release_all: 0 NULL, 1 a static atom, 2 (first) an unused atom,
+    others a held one."""
+    return op(RELEASE_LIST, len(picks), *picks)
+
+
+LONG_U16 = (bytes(range(0x20, 0x7f)) * 7)[:600]   # 300 units (length byte 255)
 
 SEEDS = {
     'intern-lookup-gc': bytes([0]) + key('div') + key('span') + op(INTERN_OLD, 0)
@@ -58,6 +85,44 @@ SEEDS = {
     'bulk-oom': bytes([FAIL | FAIL_AFTER | INITCAP, 200]) + op(BULK, 60) + op(GC),
     'long-keys': bytes([0, INTERN, 255, 10]) + bytes(range(256)) + bytes(20)
     + op(INTERN_OLD, 0) + op(RELEASE_ALL, 0) + op(GC),
+    'handles-outlive-table': bytes([KEEP_HANDLES | THRESHOLD]) + op(BULK, 3)
+    + op(EXTERNAL, 0) + op(EXTERNAL, 2) + op(EXTERNAL, 6) + op(RELEASE, 0)
+    + op(RELEASE_ALL, 0) + op(GC) + op(STATIC, 5, 0) + op(EXTERNAL, 0),
+    'statics-external': bytes([STATICS]) + op(BULK, 5) + op(STATIC, 7, 0)
+    + op(STATIC, 7, 1) + op(STATIC, 7, 2) + op(STATIC, 0x63, 0) + op(EXTERNAL, 0)
+    + op(EXTERNAL, 4) + op(EXTERNAL, 1) + op(GC) + op(EXTERNAL, 3) + op(STATIC, 0x10, 2),
+    'statics-handles-outlive': bytes([STATICS | KEEP_HANDLES]) + op(BULK, 4)
+    + op(STATIC, 1, 0) + op(EXTERNAL, 0) + op(EXTERNAL, 8) + op(STATIC, 2, 2) + op(GC),
+    'lower': bytes([STATICS]) + key('div') + lower('DIV', 0) + lower('Span-x', 0)
+    + lower('span-x', 0xff) + lower('data-ID', 0x0f) + lower('DIV', 0xff)
+    + long_key(LOWER, 10, b'A', 0) + long_key(INTERN, 10, b'a')
+    + long_key(LOWER, 10, b'a', 0x55)
+    + u16(LOWER_U16, [0x61, 0x62, 0x63]) + bytes([0xff])
+    + bytes([LOWER_U16, 255]) + LONG_U16 + bytes([0x81]) + op(GC) + op(REPORT, 1),
+    'lower-oom': bytes([FAIL | FAIL_AFTER, 3]) + long_key(INTERN, 10, b'q')
+    + long_key(LOWER, 10, b'Q', 0) + long_key(LOWER, 10, b'q', 0xff)
+    + bytes([LOWER_U16, 255]) + LONG_U16 + bytes([0xff]) + op(GC),
+    'release-list': bytes([0]) + key('ra') + key('rb') + key('rc') + key('rz')
+    + op(REF, 0) + op(REF, 1) + op(RELEASE, 3)
+    + release_list(2, 0, 1, 3, 3, 4, 5, 6) + release_list() + release_list(7, 9)
+    + op(GC) + op(REPORT, 2),
+    'release-list-sweep': bytes([THRESHOLD])
+    + b''.join(key('r%d' % i) for i in range(12)) + op(REF, 3) + op(REF, 4)
+    + release_list(3, 4, 5, 6, 7, 11, 12, 13) + release_list(2, 3, 5, 7, 11, 13, 17, 19)
+    + op(GC) + op(REPORT, 0),
+    'foreach': bytes([0]) + key('w1') + key('w2') + key('w3') + op(REF, 0) + op(RELEASE, 2)
+    + foreach(WALK_ALL) + foreach(WALK_STOP, 2) + foreach(WALK_REF) + foreach(WALK_RELEASE)
+    + op(EXTERNAL, 0) + foreach(WALK_ALL) + op(EXTERNAL, 1) + op(GC) + foreach(WALK_ALL),
+    'foreach-sweep': bytes([THRESHOLD])
+    + b''.join(key('s%d' % i) for i in range(10)) + op(RELEASE, 0) + op(RELEASE, 1)
+    + foreach(WALK_RELEASE) + foreach(WALK_ALL) + op(GC),
+    'foreach-big-shard': bytes([0]) + op(BULK, ONE_SHARD | 15) * 3 + foreach(WALK_ALL)
+    + foreach(WALK_STOP, 64) + foreach(WALK_REF) + foreach(WALK_RELEASE) + op(GC),
+    'foreach-oom': bytes([FAIL, 190]) + op(BULK, ONE_SHARD | 15) * 3 + foreach(WALK_ALL)
+    + foreach(WALK_ALL) + op(GC),
+    'hash': bytes([STATICS]) + key('div') + key('hashed') + key('a-longer-key-than-sixteen')
+    + op(HASH, 0, 0) + op(HASH, 1, 1) + op(HASH, 2, 2) + op(HASH, 3, 7)
+    + op(RELEASE_ALL, 1) + op(GC) + op(HASH, 1, 0x33),
 }
 
 os.makedirs('test/fuzz/corpus', exist_ok=True)
