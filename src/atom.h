@@ -3,18 +3,24 @@
 **
 ** An atom's count word C (atab__refcnt) is shared by every thread:
 **
-**   0 .. REF_SAT-1   live; C references, counting the spare references
-**                    that threads' caches hold (thread.h): C >= the
-**                    references holders have, so C == 0 means unused
+**   bits 0-28        the count: references, counting the spare references
+**                    that threads' caches hold (thread.h), so a count of 0
+**                    means unused
+**   bit 29, QUEUED   the atom is on one thread's queue of atoms it left
+**                    unused (thread.h); only that thread takes it off
 **   REF_SAT and up   saturated: never changes again, never freed
 **   REF_DEAD         a sweep took it from 0 under its shard's lock: it is
 **                    being unlinked and is freed after a grace period
 **
-** Revival races a sweep on the one word: a reference from 0 is a CAS 0 -> 1
-** and the sweep's kill is a CAS 0 -> REF_DEAD, so exactly one of them wins;
-** the loser of a revival treats the atom as absent. A release that would
-** take the count below what is held is refused (atab__count_drop), so a
-** double release can never free an atom someone holds through this count.
+** Revival races a sweep on the one word: a reference from 0 is a CAS
+** 0 -> 1 and a sweep's kill is a CAS 0 -> REF_DEAD, so exactly one of them
+** wins; the loser of a revival treats the atom as absent. The thread that
+** brings a count to 0 sets QUEUED in the same CAS when it can queue the
+** atom, so an atom is on one queue at most, and a queued atom is never
+** freed but by the thread whose queue holds it (full sweeps kill only an
+** unqueued 0). A release that would take the count below what is held is
+** refused (atab__count_drop), so a double release can never free an atom
+** someone holds through this count.
 */
 #ifndef ATAB_ATOM_H
 #define ATAB_ATOM_H
@@ -22,6 +28,8 @@
 #include "hash.h"
 #include "hooks.h"
 
+#define ATAB__REF_QUEUED (UINT32_C(1) << 29)
+#define ATAB__REF_COUNT (ATAB__REF_QUEUED - 1)   /* the count's bits */
 #define ATAB__REF_SAT (UINT32_C(1) << 30)
 #define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
 #define ATAB__REF_DEAD UINT32_MAX
@@ -37,9 +45,11 @@ static inline uint32_t *atab__count_word(const atab_atom *a)
     return (uint32_t *)&a->atab__refcnt;
 }
 
+/* The count: references held, or REF_SAT and up (saturated or dead). */
 static inline uint32_t atab__count(const atab_atom *a)
 {
-    return __atomic_load_n(atab__count_word(a), __ATOMIC_ACQUIRE);
+    uint32_t c = __atomic_load_n(atab__count_word(a), __ATOMIC_ACQUIRE);
+    return c >= ATAB__REF_SAT ? c : c & ATAB__REF_COUNT;
 }
 
 /* Takes n references on a live atom. 0, or -1 when a sweep has killed it
@@ -52,37 +62,59 @@ static inline int atab__count_take(const atab_atom *a, uint32_t n)
     do {
         if (c >= ATAB__REF_SAT)
             return c == ATAB__REF_DEAD ? -1 : 0;
-    } while (!__atomic_compare_exchange_n(w, &c, c + n >= ATAB__REF_SAT ? ATAB__REF_PINNED
-                                                                        : c + n,
+    } while (!__atomic_compare_exchange_n(w, &c, (c & ATAB__REF_COUNT) + n > ATAB__REF_COUNT
+                                                     ? ATAB__REF_PINNED : c + n,
                                           1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
     return 0;
 }
 
 /* What atab__count_drop did. */
-enum { ATAB__DROP_LIVE, ATAB__DROP_UNUSED, ATAB__DROP_MISUSE };
+enum { ATAB__DROP_LIVE, ATAB__DROP_UNUSED, ATAB__DROP_QUEUE, ATAB__DROP_MISUSE };
 
 /* Drops n references, keeping at least `floor` (spares the caller's own
 ** cache holds, which it is not dropping). A drop below that would release
 ** references nobody holds: nothing changes and DROP_MISUSE is returned.
-** DROP_UNUSED when the count reached 0. */
-static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floor)
+** When the count reaches 0: DROP_QUEUE when `queue` and the atom was on no
+** queue (QUEUED is set: the caller puts it on its queue), DROP_UNUSED when
+** it is on none, DROP_LIVE when it is on one already (its owner sees to it). */
+static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floor, int queue)
 {
-    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED), nc;
     do {
         if (c >= ATAB__REF_SAT)
             return ATAB__DROP_LIVE;
-        if (c < (uint64_t)n + floor)
+        if ((c & ATAB__REF_COUNT) < (uint64_t)n + floor)
             return ATAB__DROP_MISUSE;
-    } while (!__atomic_compare_exchange_n(w, &c, c - n, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-    return c - n == 0 ? ATAB__DROP_UNUSED : ATAB__DROP_LIVE;
+        nc = c - n;
+        if (nc == 0 && queue)
+            nc = ATAB__REF_QUEUED;
+    } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    return nc == ATAB__REF_QUEUED && !(c & ATAB__REF_QUEUED) ? ATAB__DROP_QUEUE
+           : nc == 0                                          ? ATAB__DROP_UNUSED
+                                                              : ATAB__DROP_LIVE;
 }
 
-/* The sweep's kill: 0 -> REF_DEAD. Non-zero when it won. */
+/* A full sweep's kill: an unqueued 0 -> REF_DEAD. Non-zero when it won. */
 static inline int atab__count_kill(const atab_atom *a)
 {
     uint32_t zero = 0;
     return __atomic_compare_exchange_n(atab__count_word(a), &zero, ATAB__REF_DEAD, 0,
                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Takes a queued atom off its owner's queue: kills it when its count is
+** 0 and `kill` (QUEUED -> REF_DEAD), else clears QUEUED, so that the next
+** release to 0 queues it again. Returns the word it left: REF_DEAD when it
+** killed the atom, else the count (touch the atom no more when it is 0). */
+static inline uint32_t atab__count_unqueue(const atab_atom *a, int kill)
+{
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED), nc;
+    do {
+        if (c >= ATAB__REF_SAT)
+            return c;   /* saturated while queued: it stays */
+        nc = c == ATAB__REF_QUEUED && kill ? ATAB__REF_DEAD : c & ATAB__REF_COUNT;
+    } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+    return nc;
 }
 
 #endif /* ATAB_ATOM_H */

@@ -89,7 +89,7 @@ static void take_census(atab_table *t, census *c)
     c->exact = t->alloc.usable_size != NULL;
     c->table_req = ATAB__TABLE_ALLOC;   /* the table object, t->raw */
     c->table_use = usable(c, t->raw, ATAB__TABLE_ALLOC);
-    atab__flush_counts(t);   /* counts exact: no spares left in caches */
+    atab__flush_counts(t, 0);   /* counts exact: no spares left in caches */
     atab__threads_visit_memory(t, count_array, c);
     atab__external_visit_memory(t, count_array, c);   /* the host caches */
     atab__table_visit_shards(t, count_array, count_atom, c);

@@ -44,6 +44,7 @@
 #define GROW_DEN 16
 #endif
 #define RETIRE_LOCAL 256       /* a sweep's retire buffer on the stack */
+#define QUEUE_MAX 256          /* atoms a thread queues before it sweeps them */
 
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
 {
@@ -851,7 +852,7 @@ static size_t sweep(atab_table *t)
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
-    atab__flush_counts(t);   /* spares back: every count is what holders hold */
+    atab__flush_counts(t, 1);   /* spares back, queues emptied: every count is what holders hold */
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         do {
             got = sweep_shard(t, &t->shards[i], &rt);
@@ -874,6 +875,57 @@ size_t atab_gc(atab_table *t)
     size_t freed = sweep(t);
     pthread_mutex_unlock(&t->sweep_lock);
     return freed;
+}
+
+/* Sweeps the atoms on a queue (this thread's, taken off its record): each
+** still at 0 is killed and unlinked under its shard's lock, the others
+** only taken off; after one grace period the dead are freed. A shard the
+** sweep leaves under an eighth used shrinks to half used. */
+static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
+{
+    uint64_t arrays[4];
+    size_t dead = 0, n_arrays = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const atab_atom *a = q[i];
+        uint64_t h = atom_hash(t, a);
+        atab__shard *sh = shard_of(t, h);
+        pthread_mutex_lock(&sh->lock);
+        ATAB__PAUSE("queue:kill", a);
+        if (atab__count_unqueue(a, 1) == ATAB__REF_DEAD) {
+            atab__arr v = atab__arr_of(sh->arr);
+            size_t at = 0;
+            probe(v, h, match_atom, a, &at);   /* there: only its killer unlinks it */
+            erase(sh, v, at);
+            q[dead++] = a;
+            if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4) {
+                atab_status saved = atab_last_error();
+                uint64_t old = rebuild(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0);
+                atab__set_error(saved);
+                if (old != UINT64_MAX && is_array(old))
+                    arrays[n_arrays++] = old;
+            }
+        }
+        pthread_mutex_unlock(&sh->lock);
+    }
+    if (!dead && !n_arrays)
+        return;
+    ATAB__PAUSE("queue:free", t);
+    atab__synchronize(t);
+    size_t *acct = atab__acct(t);
+    for (size_t i = 0; i < dead; i++)
+        atab__atom_free(t, acct, (atab_atom *)q[i]);
+    for (size_t i = 0; i < n_arrays; i++)
+        free_arr(t, arrays[i]);
+}
+
+/* A thread whose queue is full sweeps it; one that queued an atom with no
+** queue yet makes one. */
+static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
+{
+    const atab_atom *q[QUEUE_MAX];
+    uint32_t n = atab__queue_take(t, r, q);
+    if (n)
+        sweep_queue(t, q, n);
 }
 
 /* The sweep a release triggers runs on the releasing thread; another
@@ -927,6 +979,8 @@ int atab_release(atab_table *t, const atab_atom *a)
         atab__enter_rec(r);
         rc = atab__unref(t, r, a);
         atab__leave(r);
+        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
+            queue_due(t, r);
     } else {
         rc = atab__unref_direct(t, a);
     }
@@ -978,6 +1032,21 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
     }
 }
 
+size_t atab__table_unqueue_locked(atab_table *t)
+{
+    size_t zeros = 0;
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        atab__arr v = atab__arr_of(t->shards[i].arr);
+        for (size_t j = 0; j < atab__arr_cap(v); j++) {
+            const atab_atom *a;
+            if (atab__slot_full(v, j) && !atab_is_static(a = atab__slot_atom(*atab__slot_ptr(v, j))) &&
+                (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_QUEUED))
+                zeros += atab__count_unqueue(a, 0) == 0;
+        }
+    }
+    return zeros;
+}
+
 static void stats_atom(void *ud, const atab_atom *a)
 {
     atab_stats *out = ud;
@@ -994,7 +1063,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         return ATAB_EINVAL;
     }
     memset(out, 0, sizeof *out);
-    atab__flush_counts(t);   /* counts exact: no spares held back */
+    atab__flush_counts(t, 0);   /* counts exact: no spares held back */
     atab__table_visit_shards(t, NULL, stats_atom, out);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
@@ -1056,7 +1125,7 @@ static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
 static void uncollect(atab_table *t, const seen_atom *s)
 {
     if (s->count == 0)
-        atab__count_drop(s->a, 1, 0);
+        atab__count_drop(s->a, 1, 0, 0);
     else
         atab__unref_direct(t, s->a);
 }
@@ -1094,7 +1163,7 @@ int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
     }
-    atab__flush_counts(t);   /* counts exact: no spares held back */
+    atab__flush_counts(t, 0);   /* counts exact: no spares held back */
     for (unsigned i = 0; i < ATAB__SHARDS && rc == ATAB_OK; i++)
         rc = foreach_shard(t, &t->shards[i], fn, ud);   /* a failed list: error set */
     return rc;
@@ -1186,6 +1255,8 @@ static int table_init(atab_table *t, const atab_options *o)
     t->zero_batch = (uint32_t)(t->sweep_threshold / 256 < 32 ? t->sweep_threshold / 256 : 32);
     if (!t->zero_batch)
         t->zero_batch = 1;
+    t->queue_cap = t->sweep_threshold == SIZE_MAX ? 0
+                   : t->sweep_threshold < QUEUE_MAX ? (uint32_t)t->sweep_threshold : QUEUE_MAX;
     t->memory_limit = o->memory_limit;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         pthread_mutex_init(&t->shards[i].lock, NULL);

@@ -272,6 +272,8 @@ struct atab_table {
     size_t bytes;               /* requested bytes in use but the shards' (atomic) */
     size_t unused;              /* estimate of atoms at count 0 (atomic) */
     uint32_t zero_batch;        /* zeros a record gathers before adding them */
+    uint32_t queue_cap;         /* atoms on a thread's queue before it sweeps them;
+                                   0: no queues */
     size_t misuse;              /* atoms found over-released, kept (atomic) */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
     const atab_static_set **sets;
@@ -317,5 +319,11 @@ typedef void (*atab__array_fn)(void *ud, const void *block, size_t bytes);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
                                            atab__visit_fn fn, void *ud);
+
+/* In a child after fork(), the shards' locks held: takes every atom off
+** the queues (thread.h) of the threads that did not come along, and the
+** child's own, so that a full sweep sees them. Returns how many it left
+** at 0. */
+ATAB__HIDDEN size_t atab__table_unqueue_locked(atab_table *t);
 
 #endif /* ATAB_TABLE_H */

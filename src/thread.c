@@ -96,10 +96,25 @@ static void count_zero(atab_table *t, atab__rec *r)
         r->zeros = 0;
 }
 
-/* Applies what atab__count_drop returned; the caller's status. */
-static int dropped(atab_table *t, atab__rec *r, int what)
+/* Can r's queue take one more atom? (Its owner's, in a section, or a
+** flusher's.) */
+static int queue_room(const atab__rec *r)
 {
-    if (what == ATAB__DROP_UNUSED) {
+    return r && r->t->queue_cap && (r->queue ? r->nq < r->t->queue_cap : !r->pending);
+}
+
+/* Applies what atab__count_drop returned for atom a (QUEUE only where
+** queue_room said yes); the caller's status. */
+static int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int what)
+{
+    if (what == ATAB__DROP_QUEUE) {
+        if (!r->queue)
+            r->pending = a;   /* until the owner makes the queue */
+        else
+            r->queue[r->nq++] = a;
+        if (!r->queue || r->nq == t->queue_cap)
+            __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+    } else if (what == ATAB__DROP_UNUSED) {
         count_zero(t, r);
     } else if (what == ATAB__DROP_MISUSE) {
         __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
@@ -111,7 +126,70 @@ static int dropped(atab_table *t, atab__rec *r, int what)
 
 int atab__unref_direct(atab_table *t, const atab_atom *a)
 {
-    return dropped(t, NULL, atab__count_drop(a, 1, 0));
+    return dropped(t, NULL, a, atab__count_drop(a, 1, 0, 0));
+}
+
+/* ---- queues ---- */
+
+#define QUEUE_BYTES(t) ((size_t)(t)->queue_cap * sizeof(const atab_atom *))
+
+uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q)
+{
+    const atab_atom **mine = NULL;
+    uint32_t n = 0;
+    __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
+    if (!r->queue) {
+        atab_status saved = atab_last_error();
+        mine = atab__alloc(t, QUEUE_BYTES(t));   /* benign: then unqueued, a full sweep's */
+        atab__set_error(saved);
+    }
+    atab__enter_rec(r);
+    if (!atab__cache_ours(r)) {
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* later */
+    } else if (!r->queue) {
+        if (mine) {
+            __atomic_store_n(&r->queue, mine, __ATOMIC_RELEASE);
+            mine = NULL;
+            if (r->pending)
+                r->queue[r->nq++] = r->pending;
+        } else if (r->pending && atab__count_unqueue(r->pending, 0) == 0) {
+            count_zero(t, r);
+        }
+        r->pending = NULL;
+    } else {
+        n = r->nq;
+        memcpy(q, r->queue, n * sizeof *q);
+        r->nq = 0;
+    }
+    atab__leave(r);
+    if (mine)
+        atab__free(t, mine, QUEUE_BYTES(t));
+    return n;
+}
+
+/* Empties r's queue (the caller holds r): its atoms are left as plain 0s
+** (counted for a full sweep) or live ones. */
+static void unqueue_all(atab_table *t, atab__rec *r)
+{
+    for (uint32_t i = 0; i < r->nq; i++)
+        if (atab__count_unqueue(r->queue[i], 0) == 0)
+            count_zero(t, r);
+    if (r->pending && atab__count_unqueue(r->pending, 0) == 0)
+        count_zero(t, r);
+    r->nq = 0;
+    r->pending = NULL;
+}
+
+/* Empties and frees r's queue (the caller holds r, and reg_lock unless r
+** is off the table's list). */
+static void free_queue(atab_table *t, atab__rec *r)
+{
+    const atab_atom **q = r->queue;
+    unqueue_all(t, r);
+    if (!q)
+        return;
+    __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
+    atab__free(t, q, QUEUE_BYTES(t));
 }
 
 /* ---- the cache of spare references ---- */
@@ -123,9 +201,10 @@ static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
 {
     unsigned n = atab__spares(*e);
     if (n) {
-        int what = atab__count_drop((const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS), n, 0);
+        const atab_atom *a = (const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS);
+        int what = atab__count_drop(a, n, 0, queue_room(r));
         if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
-            dropped(t, r, what);
+            dropped(t, r, a, what);
     }
     *e = 0;
 }
@@ -152,24 +231,24 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
         return ATAB_OK;   /* saturated: counts no more */
     if (c > own + 1) {   /* others hold it too */
         if (own == ATAB__SPARE_MAX)   /* the entry is full: to the count */
-            return dropped(t, r, atab__count_drop(a, 1, own));
+            return dropped(t, r, a, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
             e = make_entry(t, r, a);
         ++*e;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
     if (c < own + 1)   /* the count is this thread's spares: the caller holds none */
-        return dropped(t, r, ATAB__DROP_MISUSE);
+        return dropped(t, r, a, ATAB__DROP_MISUSE);
     /* The last holder this thread can see: no spare may outlive it, so the
-    ** spares go with the reference, and the atom is counted as unused once
-    ** per entry. */
-    int what = atab__count_drop(a, own + 1, 0);
+    ** spares go with the reference, and the atom is queued, or counted as
+    ** unused once per entry. */
+    int what = atab__count_drop(a, own + 1, 0, queue_room(r));
     if (e) {
         if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
             what = ATAB__DROP_LIVE;   /* counted already */
         *e = (*e & ~(uintptr_t)ATAB__SPARE_MAX) | ATAB__ENT_ZERO;
     }
-    return dropped(t, r, what);
+    return dropped(t, r, a, what);
 }
 
 /* Moves a record that is going away's byte count into the table's. */
@@ -192,7 +271,7 @@ static void give_back_all(atab_table *t, atab__rec *r)
     }
 }
 
-void atab__flush_counts(atab_table *t)
+void atab__flush_counts(atab_table *t, int unqueue)
 {
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
@@ -204,6 +283,8 @@ void atab__flush_counts(atab_table *t)
         wait_out(r);
         ATAB__PAUSE("flush:record", r);
         give_back_all(t, r);
+        if (unqueue)
+            free_queue(t, r);   /* reg_lock held: the reporter sees it or not */
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&t->reg_lock);
@@ -271,6 +352,7 @@ static void thread_exit(void *unused)
         ATAB__PAUSE("thread_exit:record", r);   /* g_lock held */
         unlink_rec(r);
         give_back_all(t, r);   /* no section: this thread is the owner */
+        free_queue(t, r);
         fold_bytes(t, r);
         atab__free(t, r->raw, REC_ALLOC);
     }
@@ -347,8 +429,12 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
                                 void *ud)
 {
     pthread_mutex_lock(&t->reg_lock);
-    for (atab__rec *r = t->recs; r; r = r->next)
+    for (atab__rec *r = t->recs; r; r = r->next) {
         fn(ud, r->raw, REC_ALLOC);
+        const atab_atom **q = __atomic_load_n(&r->queue, __ATOMIC_ACQUIRE);
+        if (q)   /* freed only under reg_lock */
+            fn(ud, q, QUEUE_BYTES(t));
+    }
     pthread_mutex_unlock(&t->reg_lock);
 }
 
@@ -403,14 +489,19 @@ static void fork_child(void)
         for (atab__rec **p = &t->recs; *p;) {
             atab__rec *r = *p;
             if (mine(r)) {
+                unqueue_all(t, r);   /* counted below, with the others' */
                 p = &r->next;
                 continue;
             }
             *p = r->next;   /* its thread is not in this process */
             give_back_all(t, r);
+            free_queue(t, r);
             fold_bytes(t, r);
             atab__free(t, r->raw, REC_ALLOC);
         }
+        /* atoms a vanished thread had taken off its queue to sweep are
+        ** still marked queued: the scan frees them for a full sweep */
+        __atomic_add_fetch(&t->unused, atab__table_unqueue_locked(t), __ATOMIC_RELAXED);
     }
     fork_parent();
 }
@@ -445,6 +536,7 @@ void atab__threads_fini(atab_table *t)
     while (t->recs) {
         atab__rec *r = t->recs;
         unlink_rec(r);
+        free_queue(t, r);   /* the table goes: its atoms too */
         atab__free(t, r->raw, REC_ALLOC);
     }
     pthread_mutex_unlock(&g_lock);

@@ -23,6 +23,15 @@
 ** record's flush_req, after which the owner leaves its cache alone and
 ** works on the counts directly until the flusher is done, so flushing never
 ** waits on the owner either, beyond the section it is in.
+**
+** Queues. A thread that brings an atom's count to 0 puts it on its queue
+** (atom.h: QUEUED). When the queue is full, the thread sweeps it after the
+** section (table.c): under each atom's shard lock, an atom still at 0 is
+** killed and unlinked, one that was revived is only taken off; one grace
+** period later the dead are freed. Unused atoms are freed by the threads
+** that left them unused, a batch at a time, while they are still in their
+** caches, and no thread waits for another's garbage. A queue is the
+** owner's, or a flusher's while it holds the record.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H
@@ -45,6 +54,12 @@ typedef struct atab__rec {
     uint64_t seq;             /* odd inside a section; only the owner writes */
     uint32_t flush_req;       /* a flusher owns the cache (atomic) */
     int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
+    uint32_t nq;              /* atoms on the queue */
+    uint32_t sweep_due;       /* the queue is full, or missing: see to it (atomic) */
+    const atab_atom **queue;  /* room for t->queue_cap atoms this thread left
+                                 unused, or NULL: set by the owner in a section,
+                                 freed by a full sweep's flusher (atomic) */
+    const atab_atom *pending; /* the one atom queued while there is no queue yet */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
     atab_table *t;
@@ -148,6 +163,11 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     return atab__unref_slow(t, r, a);
 }
 
+/* Moves the atoms on r's queue into q (room for t->queue_cap) and returns
+** how many; gives r a queue first when it has none. 0 while a flusher holds
+** r. Its owner's, outside sections. */
+ATAB__HIDDEN uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q);
+
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
@@ -159,8 +179,10 @@ ATAB__HIDDEN size_t *atab__acct(atab_table *t);
 /* Waits until every record inside a section now has left it. */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
 /* Gives every record's spares back to the counts, so each count is exact
-** (until the next hit). Waits only for sections in progress to end. */
-ATAB__HIDDEN void atab__flush_counts(atab_table *t);
+** (until the next hit); with `unqueue`, also empties and frees every
+** queue (its atoms at 0 left for a full sweep). Waits only for sections in
+** progress. */
+ATAB__HIDDEN void atab__flush_counts(atab_table *t, int unqueue);
 /* Registers the table (its id) and initialises its records' state. */
 ATAB__HIDDEN void atab__threads_init(atab_table *t);
 /* Unregisters the table and frees its records; no thread may use it. */

@@ -157,7 +157,8 @@ static void successful_calls_leave_the_last_error_alone(void **state)
             assert_int_equal(atab_release(t, a), ATAB_OK);
         STILL_STALE();
     }
-    assert_int_equal(atab_gc(t), 2500);
+    atab_gc(t);   /* the released half: some swept already, from their queue */
+    assert_int_equal(atab_count(t), 2500);
     atab_stats st;
     assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
     STILL_STALE();
