@@ -313,6 +313,94 @@ static void sweep_paused_before_its_grace_period_while_the_string_is_interned_ag
         sweep_at_free_while_the_string_is_interned(revive_keys[i]);
 }
 
+/* ---- revive vs a thread sweeping its queue ---- */
+
+/* Q interns X and Y and releases both: its queue (2 atoms: the sweep
+** threshold) is full, and it sweeps it, X first. */
+typedef struct queue_case {
+    atab_table *t;
+    const atab_atom *x;   /* Q's X (atomic) */
+} queue_case;
+
+static void *do_queue_and_sweep(void *arg)
+{
+    queue_case *c = arg;
+    const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
+    const atab_atom *y = atab_intern_cstr(c->t, "queued-y");
+    __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
+    atab_release(c->t, x);
+    atab_release(c->t, y);   /* the queue is full: swept here */
+    return NULL;
+}
+
+static void *do_intern_x(void *arg)
+{
+    queue_case *c = arg;
+    return (void *)atab_intern_cstr(c->t, "queued-x");
+}
+
+/* Q stops under X's shard lock before its kill (`at_kill`), or after it
+** killed and unlinked X, before its grace period; meanwhile V interns X's
+** string and gets there without waiting for Q: X itself, revived (Q then
+** only takes it off its queue), or a new atom (Q then frees X). */
+static void queue_sweep_paused_while_a_reader_interns(int at_kill)
+{
+    watch_alloc wa;
+    memset(&wa, 0, sizeof wa);
+    setup_hooks();
+    atab_allocator al = wa_allocator(&wa);
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.seed = 7;
+    o.sweep_threshold = 2;   /* a queue of 2 */
+    o.allocator = &al;
+    queue_case c = {atab_table_new(&o), NULL};
+    assert_non_null(c.t);
+    worker q, v;
+    pause_at *pq = pause_arm(at_kill ? "queue:kill" : "queue:free", ROLE_B, NULL);
+    worker_start(&q, ROLE_B, do_queue_and_sweep, &c);
+    pause_wait(pq);
+    const atab_atom *x = __atomic_load_n(&c.x, __ATOMIC_ACQUIRE);
+    int x_blk = wa_watch(&wa, x);
+    worker_start(&v, ROLE_A, do_intern_x, &c);
+    const atab_atom *got = worker_join(&v);   /* the sweep held: V is not */
+    assert_non_null(got);
+    assert_true(worker_held(&q));
+    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    if (at_kill)
+        assert_ptr_equal(got, x);   /* revived under the sweeper's nose */
+    else
+        assert_ptr_not_equal(got, x);   /* unlinked: a new atom beside it */
+    pause_release(pq);
+    worker_join(&q);
+    assert_int_equal(wa_frees(&wa, x_blk), at_kill ? 0 : 1);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.atoms, 1);   /* X (or its successor), held by V */
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(atab__count(got), 1);
+    assert_int_equal(atab_release(c.t, got), ATAB_OK);
+    atab_gc(c.t);
+    assert_int_equal(atab_count(c.t), 0);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
+static void queue_sweep_paused_before_kill_while_a_reader_revives_keeps_the_atom(void **state)
+{
+    (void)state;
+    need_sections();
+    queue_sweep_paused_while_a_reader_interns(1);
+}
+
+static void queue_sweep_paused_before_its_grace_period_while_the_string_is_interned(void **state)
+{
+    (void)state;
+    need_sections();
+    queue_sweep_paused_while_a_reader_interns(0);
+}
+
 /* ---- thread exit vs flush and sweep ---- */
 
 typedef struct exit_case {
@@ -598,6 +686,8 @@ int main(void)
         cmocka_unit_test(sweep_paused_before_kill_then_kills_first_and_revive_makes_a_new_atom),
         cmocka_unit_test(sweep_paused_before_kill_while_a_thread_revives_keeps_the_atom),
         cmocka_unit_test(sweep_paused_before_its_grace_period_while_the_string_is_interned_again),
+        cmocka_unit_test(queue_sweep_paused_before_kill_while_a_reader_revives_keeps_the_atom),
+        cmocka_unit_test(queue_sweep_paused_before_its_grace_period_while_the_string_is_interned),
         cmocka_unit_test(exiting_thread_paused_with_its_record_while_a_sweep_flushes_it),
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
