@@ -181,8 +181,11 @@ typedef struct atab_static_set atab_static_set;
  */
 typedef struct atab_options {
     size_t initial_capacity; /**< atoms expected (default: small) */
-    size_t sweep_threshold;  /**< unused atoms that trigger a sweep
-                                  (default 10000; SIZE_MAX: never) */
+    size_t sweep_threshold;  /**< unused atoms a thread gathers before
+                                  it sweeps them (at most 256 at a time),
+                                  and unused atoms no thread gathered
+                                  that trigger a full sweep (default
+                                  10000; SIZE_MAX: only atab_gc sweeps) */
     size_t memory_limit;     /**< bytes of atoms + table; 0: no limit */
     uint64_t seed;           /**< hash seed, with ATAB_FIXED_SEED only;
                                   else random per table (getrandom) */
@@ -300,10 +303,13 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
 
 /**
  * Drops a reference. An atom with no holder left stays in the table,
- * unused, until a sweep; interning it again before then revives it. When
- * the number of unused atoms passes the table's sweep threshold, the
- * releasing thread runs the sweep itself (see atab_gc for what it costs);
- * no other thread waits for it. A release usually writes nothing shared:
+ * unused, until a sweep; interning it again before then revives it. The
+ * thread that leaves an atom unused keeps it on a small queue; when the
+ * queue holds the sweep threshold's worth (256 at most), that thread
+ * sweeps it after the release: each atom still unused is unlinked under
+ * its shard's lock and freed after a grace period, so the cost follows the
+ * garbage, not the table, and no other thread waits for it. A release
+ * usually writes nothing shared:
  * the reference stays in this thread's small cache as a spare for its next
  * hit of the same atom (spares count in the atom's count until a sweep, a
  * report, or the thread's exit gives them back).
@@ -331,9 +337,10 @@ ATAB_API int atab_release(atab_table *t, const atab_atom *a);
 ATAB_API int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n);
 
 /**
- * Sweeps: gives every thread's spare references back to the counts, then
- * frees every dynamic atom whose count is zero, and returns how many it
- * freed. Lookups and releases on other threads never wait for it: it takes
+ * Sweeps: gives every thread's spare references back to the counts, takes
+ * every atom off the threads' queues (and frees the queues), then frees
+ * every dynamic atom whose count is zero, and returns how many it freed
+ * (atoms the threads swept from their queues earlier are not counted). Lookups and releases on other threads never wait for it: it takes
  * one shard's lock at a time (only inserts into that shard wait, for one
  * pass over it), an atom is unlinked under that lock and freed only once
  * no thread can still be reading it, and a hit racing the sweep either

@@ -10,13 +10,14 @@
 ** drops it from the atom's count; an atom whose count reaches 0 stays in
 ** the table, unused, and a hit revives it.
 **
-** The sweep. When unused atoms pass the sweep threshold, the releasing
-** thread sweeps, one shard at a time under that shard's lock: each atom at
-** count 0 is killed (a CAS 0 -> dead that a revival racing it may win
-** instead), unlinked, and freed after a grace period, with arrays the
-** sweep shrank. Readers are never stopped: a lock-free probe that meets a
-** killed atom treats it as absent and goes to the lock, where the atom is
-** already gone.
+** Sweeps. The thread that brings an atom's count to 0 queues it
+** (thread.h); when its queue is full it sweeps it after its section: each
+** atom still at 0 is killed (a CAS that a revival racing it may win
+** instead) and unlinked under its shard's lock, and freed after one grace
+** period. A full sweep (atab_gc, or unqueued zeros past the threshold)
+** empties the queues, then visits every shard under its lock. Readers are
+** never stopped: a lock-free probe that meets a killed atom treats it as
+** absent and goes to the lock, where the atom is already gone.
 */
 #include <stdlib.h>
 #include <sys/random.h>
