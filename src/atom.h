@@ -105,7 +105,8 @@ static inline int atab__count_kill(const atab_atom *a)
 /* Takes a queued atom off its owner's queue: kills it when its count is
 ** 0 and `kill` (QUEUED -> REF_DEAD), else clears QUEUED, so that the next
 ** release to 0 queues it again. Returns the word it left: REF_DEAD when it
-** killed the atom, else the count (touch the atom no more when it is 0). */
+** killed the atom, else the count (touch the atom no more when it is 0: a
+** full sweep may free it, after this store by the release order). */
 static inline uint32_t atab__count_unqueue(const atab_atom *a, int kill)
 {
     uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED), nc;
@@ -113,7 +114,7 @@ static inline uint32_t atab__count_unqueue(const atab_atom *a, int kill)
         if (c >= ATAB__REF_SAT)
             return c;   /* saturated while queued: it stays */
         nc = c == ATAB__REF_QUEUED && kill ? ATAB__REF_DEAD : c & ATAB__REF_COUNT;
-    } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+    } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     return nc;
 }
 

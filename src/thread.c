@@ -138,7 +138,7 @@ uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q)
     const atab_atom **mine = NULL;
     uint32_t n = 0;
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
-    if (!r->queue) {
+    if (!__atomic_load_n(&r->queue, __ATOMIC_RELAXED)) {   /* a hint: looked at again inside */
         atab_status saved = atab_last_error();
         mine = atab__alloc(t, QUEUE_BYTES(t));   /* benign: then unqueued, a full sweep's */
         atab__set_error(saved);
