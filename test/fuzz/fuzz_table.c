@@ -479,39 +479,54 @@ static void see(void *ud, const atab_atom *a)
     CHECK(atab__count(a) == e->count);
 }
 
-static void mark(void *ud, const atab_atom *a)
+/* atab_count without its 64 lock round trips (the fuzzer is one thread
+** and checks after every step; the end checks atab_count itself). */
+static size_t count_unlocked(atab_table *t)
 {
-    model *m = ud;
-    model_ent *e = atab_is_static(a) ? NULL : model_by_atom(m, a);
-    if (e)
-        e->seen = m->check_gen;
+    size_t n = 0;
+    for (unsigned i = 0; i < ATAB__SHARDS; i++)
+        n += t->shards[i].used - t->shards[i].statics;
+    return n;
 }
 
-/* A sweep that a release ran freed some of the atoms at count 0 (those on
-** this thread's queue, or every one): the listed entries at 0 whose atoms
-** the table no longer holds. A release allocates no atom, so no freed
-** address is in use again yet. The others stay listed. */
-static void model_swept_some(atab_table *t, model *m)
+/* Finds which atoms at count 0 a call's sweeps freed (a thread's sweep
+** frees the atoms on its queue still at 0, atab_gc every atom at 0, and
+** later releases may bring more to 0): one visit of the table. A release
+** allocates no atom, so no freed address is in use again yet. Every atom
+** the model counts must still be there. */
+static void mark_seen(void *ud, const atab_atom *a)
 {
+    visit *v = ud;
+    if (atab_is_static(a))
+        return;
+    model_ent *e = model_by_atom(v->m, a);
+    CHECK(e != NULL && e->seen != v->m->check_gen);
+    e->seen = v->m->check_gen;
+    v->n++;
+}
+
+static void model_resync(atab_table *t, model *m)
+{
+    visit v = {m, 0};
     size_t kept = 0;
+    if (count_unlocked(t) == m->present)
+        return;   /* nothing swept */
+    CHECK(!m->exact_sweeps);
     m->check_gen++;
-    atab__table_visit_shards(t, NULL, mark, m);
+    atab__table_visit_shards(t, NULL, mark_seen, &v);
     for (size_t i = 0; i < m->zeros_n; i++) {
         model_ent *e = &m->e[m->zeros[i]];
-        if (e->present && e->count == 0 && e->seen != m->check_gen) {
+        if (!e->present || e->count != 0)
+            continue;   /* revived or swept: off the list */
+        if (e->seen == m->check_gen) {
+            m->zeros[kept++] = m->zeros[i];
+        } else {
             e->present = 0, e->a = NULL;
             m->present--, m->zero--;
         }
     }
-    m->check_gen++;   /* each entry still at 0 listed once */
-    for (size_t i = 0; i < m->zeros_n; i++) {
-        model_ent *e = &m->e[m->zeros[i]];
-        if (e->present && e->count == 0 && e->seen != m->check_gen) {
-            e->seen = m->check_gen;
-            m->zeros[kept++] = m->zeros[i];
-        }
-    }
     m->zeros_n = kept;
+    CHECK(v.n == m->present);
 }
 
 /* Every atom the model says is present is in the table, at its pointer,
@@ -541,30 +556,20 @@ static uint32_t cached_spares(atab_table *t, const atab_atom *a)
     return n;
 }
 
-/* atab_count without its 64 lock round trips (the fuzzer is one thread
-** and checks after every step; the end checks atab_count itself). */
-static size_t count_unlocked(atab_table *t)
-{
-    size_t n = 0;
-    for (unsigned i = 0; i < ATAB__SHARDS; i++)
-        n += t->shards[i].used - t->shards[i].statics;
-    return n;
-}
 
 /* Compares the table with the model after a step: cheaply every time (the
 ** number of atoms, the bytes, the atom the step touched, exact count
 ** included), and fully (atab_get_stats, every atom: check_all) when `full`.
-** `after_release`: with a sweep threshold, a release may have run a sweep;
-** it must then have freed every unused atom (how many: here; which: the
-** next full check, and any use of one of them before it, under ASan). */
+** `after_release`: with a sweep threshold, a release may have run a sweep,
+** which freed some of the unused atoms (which ones: model_resync; any use
+** of one of them after, under ASan). */
 static void check(atab_table *t, model *m, int after_release, int full)
 {
     size_t n = count_unlocked(t);
     if (n != m->present) {   /* a sweep ran: only a release starts one */
         CHECK(after_release && !m->exact_sweeps);
         CHECK(n < m->present && n >= m->present - m->zero);
-        model_swept_some(t, m);
-        CHECK(n == m->present);
+        model_resync(t, m);
     }
     CHECK(atab__bytes(t) == m->al->bytes);
     model_ent *e = m->touched;
@@ -883,45 +888,6 @@ static void op_intern_lower_u16(atab_table *t, model *m, reader *r)
 }
 
 /* ---- releases several at once, walks ---- */
-
-/* Finds which atoms at count 0 a call swept when it may have run sweeps
-** between its releases (a sweep frees every atom at 0 at its time, and
-** later releases may bring more to 0): one visit of the table. Every atom
-** the model counts must still be there. */
-static void mark_seen(void *ud, const atab_atom *a)
-{
-    visit *v = ud;
-    if (atab_is_static(a))
-        return;
-    model_ent *e = model_by_atom(v->m, a);
-    CHECK(e != NULL && e->seen != v->m->check_gen);
-    e->seen = v->m->check_gen;
-    v->n++;
-}
-
-static void model_resync(atab_table *t, model *m)
-{
-    visit v = {m, 0};
-    size_t kept = 0;
-    if (count_unlocked(t) == m->present)
-        return;   /* nothing swept */
-    CHECK(!m->exact_sweeps);
-    m->check_gen++;
-    atab__table_visit_shards(t, NULL, mark_seen, &v);
-    for (size_t i = 0; i < m->zeros_n; i++) {
-        model_ent *e = &m->e[m->zeros[i]];
-        if (!e->present || e->count != 0)
-            continue;   /* revived or swept: off the list */
-        if (e->seen == m->check_gen) {
-            m->zeros[kept++] = m->zeros[i];
-        } else {
-            e->present = 0, e->a = NULL;
-            m->present--, m->zero--;
-        }
-    }
-    m->zeros_n = kept;
-    CHECK(v.n == m->present);
-}
 
 #define LIST_MAX 8
 
