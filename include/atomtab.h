@@ -182,7 +182,7 @@ typedef struct atab_static_set atab_static_set;
 typedef struct atab_options {
     size_t initial_capacity; /**< atoms expected (default: small) */
     size_t sweep_threshold;  /**< unused atoms a thread gathers before
-                                  it sweeps them (at most 256 at a time),
+                                  it sweeps them (at most 1024 at a time),
                                   and unused atoms no thread gathered
                                   that trigger a full sweep (default
                                   10000; SIZE_MAX: only atab_gc sweeps) */
@@ -305,7 +305,7 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * Drops a reference. An atom with no holder left stays in the table,
  * unused, until a sweep; interning it again before then revives it. The
  * thread that leaves an atom unused keeps it on a small queue; when the
- * queue holds the sweep threshold's worth (256 at most), that thread
+ * queue holds the sweep threshold's worth (1024 at most), that thread
  * sweeps it after the release: each atom still unused is unlinked under
  * its shard's lock and freed after a grace period, so the cost follows the
  * garbage, not the table, and no other thread waits for it. A release

@@ -45,7 +45,7 @@
 #define GROW_DEN 16
 #endif
 #define RETIRE_LOCAL 256       /* a sweep's retire buffer on the stack */
-#define QUEUE_MAX 256          /* atoms a thread queues before it sweeps them */
+#define QUEUE_MAX 1024         /* atoms a thread queues before it sweeps them */
 
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
 {
@@ -878,33 +878,59 @@ size_t atab_gc(atab_table *t)
     return freed;
 }
 
-/* Sweeps the atoms on a queue (this thread's, taken off its record): each
-** still at 0 is killed and unlinked under its shard's lock, the others
-** only taken off; after one grace period the dead are freed. A shard the
-** sweep leaves under an eighth used shrinks to half used. */
-static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
+/* What a queue's sweep works in (a block from the table's allocator, for
+** the sweep's time): the atoms taken off the queue, their hashes, and
+** their order by shard. */
+typedef struct sweep_scratch {
+    const atab_atom **q;
+    uint64_t *h;
+    uint16_t *by_shard;
+} sweep_scratch;
+
+#define SCRATCH_BYTES(t) \
+    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)))
+
+/* Sweeps the n atoms of a queue (this thread's, taken off its record),
+** shard by shard under each shard's lock, taken once: an atom still at 0 is
+** killed and unlinked, one revived is only taken off; after one grace
+** period the dead are freed. A shard the sweep leaves under an eighth used
+** shrinks to half used. */
+static void sweep_queue(atab_table *t, sweep_scratch *w, uint32_t n)
 {
-    uint64_t arrays[4];
+    const atab_atom **q = w->q;
+    uint64_t *h = w->h, arrays[4];
+    uint16_t *by_shard = w->by_shard, start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const atab_atom *a = q[i];
-        uint64_t h = atom_hash(t, a);
-        atab__shard *sh = shard_of(t, h);
+    for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
+        h[i] = atom_hash(t, q[i]);
+        start[atab__h_shard(h[i]) + 1]++;
+    }
+    for (unsigned s = 0; s < ATAB__SHARDS; s++)
+        start[s + 1] += start[s];
+    for (uint32_t i = 0; i < n; i++)
+        by_shard[start[atab__h_shard(h[i])]++] = (uint16_t)i;
+    for (uint32_t k = 0; k < n;) {
+        atab__shard *sh = shard_of(t, h[by_shard[k]]);
         pthread_mutex_lock(&sh->lock);
-        ATAB__PAUSE("queue:kill", a);
-        if (atab__count_unqueue(a, 1) == ATAB__REF_DEAD) {
-            atab__arr v = atab__arr_of(sh->arr);
-            size_t at = 0;
-            probe(v, h, match_atom, a, &at);   /* there: only its killer unlinks it */
-            erase(sh, v, at);
-            q[dead++] = a;
-            if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4) {
-                atab_status saved = atab_last_error();
-                uint64_t old = rebuild(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0);
-                atab__set_error(saved);
-                if (old != UINT64_MAX && is_array(old))
-                    arrays[n_arrays++] = old;
+        do {
+            uint32_t i = by_shard[k];
+            ATAB__PAUSE("queue:kill", q[i]);
+            if (atab__count_unqueue(q[i], 1) == ATAB__REF_DEAD) {
+                atab__arr v = atab__arr_of(sh->arr);
+                size_t at = 0;
+                probe(v, h[i], match_atom, q[i], &at);   /* there: only its killer unlinks it */
+                erase(sh, v, at);
+                dead++;
+            } else {
+                q[i] = NULL;   /* live, or on another queue now */
             }
+        } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
+        if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4) {
+            atab_status saved = atab_last_error();
+            uint64_t old = rebuild(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0);
+            atab__set_error(saved);
+            if (old != UINT64_MAX && is_array(old))
+                arrays[n_arrays++] = old;
         }
         pthread_mutex_unlock(&sh->lock);
     }
@@ -913,20 +939,38 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     ATAB__PAUSE("queue:free", t);
     atab__synchronize(t);
     size_t *acct = atab__acct(t);
-    for (size_t i = 0; i < dead; i++)
-        atab__atom_free(t, acct, (atab_atom *)q[i]);
+    for (uint32_t i = 0; i < n; i++)
+        if (q[i])
+            atab__atom_free(t, acct, (atab_atom *)q[i]);
     for (size_t i = 0; i < n_arrays; i++)
         free_arr(t, arrays[i]);
 }
 
 /* A thread whose queue is full sweeps it; one that queued an atom with no
-** queue yet makes one. */
+** queue yet makes one. Without memory for the sweep's scratch the queue
+** stays full and the next release tries again (meanwhile the zeros it
+** cannot queue are left for a full sweep). */
 static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
 {
-    const atab_atom *q[QUEUE_MAX];
-    uint32_t n = atab__queue_take(t, r, q);
-    if (n)
-        sweep_queue(t, q, n);
+    sweep_scratch w;
+    uint32_t n;
+    if (!__atomic_load_n(&r->queue, __ATOMIC_RELAXED)) {
+        atab__queue_take(t, r, NULL);
+        return;
+    }
+    atab_status saved = atab_last_error();
+    char *blk = atab__alloc(t, SCRATCH_BYTES(t));
+    atab__set_error(saved);
+    if (!blk) {
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    w.q = (const atab_atom **)(void *)blk;
+    w.h = (uint64_t *)(void *)(blk + t->queue_cap * sizeof *w.q);
+    w.by_shard = (uint16_t *)(void *)(blk + t->queue_cap * (sizeof *w.q + sizeof *w.h));
+    if ((n = atab__queue_take(t, r, w.q)) != 0)
+        sweep_queue(t, &w, n);
+    atab__free(t, blk, SCRATCH_BYTES(t));
 }
 
 /* The sweep a release triggers runs on the releasing thread; another

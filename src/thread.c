@@ -156,7 +156,7 @@ uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q)
             count_zero(t, r);
         }
         r->pending = NULL;
-    } else {
+    } else if (q) {
         n = r->nq;
         memcpy(q, r->queue, n * sizeof *q);
         r->nq = 0;

@@ -163,9 +163,9 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     return atab__unref_slow(t, r, a);
 }
 
-/* Moves the atoms on r's queue into q (room for t->queue_cap) and returns
-** how many; gives r a queue first when it has none. 0 while a flusher holds
-** r. Its owner's, outside sections. */
+/* Moves the atoms on r's queue into q (room for t->queue_cap; NULL: none
+** taken) and returns how many; gives r a queue instead when it has none. 0
+** while a flusher holds r. Its owner's, outside sections. */
 ATAB__HIDDEN uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q);
 
 /* Drops one reference on the count, for a thread outside any section.
