@@ -878,28 +878,15 @@ size_t atab_gc(atab_table *t)
     return freed;
 }
 
-/* What a queue's sweep works in (a block from the table's allocator, for
-** the sweep's time): the atoms taken off the queue, their hashes, and
-** their order by shard. */
-typedef struct sweep_scratch {
-    const atab_atom **q;
-    uint64_t *h;
-    uint16_t *by_shard;
-} sweep_scratch;
-
-#define SCRATCH_BYTES(t) \
-    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)))
-
-/* Sweeps the n atoms of a queue (this thread's, taken off its record),
-** shard by shard under each shard's lock, taken once: an atom still at 0 is
-** killed and unlinked, one revived is only taken off; after one grace
-** period the dead are freed. A shard the sweep leaves under an eighth used
-** shrinks to half used. */
-static void sweep_queue(atab_table *t, sweep_scratch *w, uint32_t n)
+/* Sweeps the n atoms of a queue (this thread's, taken off its record: the
+** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
+** lock, taken once: an atom still at 0 is killed and unlinked, one revived
+** is only taken off; after one grace period the dead are freed. A shard
+** the sweep leaves under an eighth used shrinks to half used. */
+static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
-    const atab_atom **q = w->q;
-    uint64_t *h = w->h, arrays[4];
-    uint16_t *by_shard = w->by_shard, start[ATAB__SHARDS + 1] = {0};
+    uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
+    uint16_t *by_shard = (uint16_t *)(void *)(h + t->queue_cap), start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0;
     for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
         h[i] = atom_hash(t, q[i]);
@@ -946,31 +933,17 @@ static void sweep_queue(atab_table *t, sweep_scratch *w, uint32_t n)
         free_arr(t, arrays[i]);
 }
 
-/* A thread whose queue is full sweeps it; one that queued an atom with no
-** queue yet makes one. Without memory for the sweep's scratch the queue
-** stays full and the next release tries again (meanwhile the zeros it
-** cannot queue are left for a full sweep). */
+/* A thread whose queue is full sweeps it, and puts it back empty; one that
+** queued an atom with no queue yet makes one. */
 static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
 {
-    sweep_scratch w;
-    uint32_t n;
-    if (!__atomic_load_n(&r->queue, __ATOMIC_RELAXED)) {
-        atab__queue_take(t, r, NULL);
-        return;
-    }
-    atab_status saved = atab_last_error();
-    char *blk = atab__alloc(t, SCRATCH_BYTES(t));
-    atab__set_error(saved);
-    if (!blk) {
-        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    w.q = (const atab_atom **)(void *)blk;
-    w.h = (uint64_t *)(void *)(blk + t->queue_cap * sizeof *w.q);
-    w.by_shard = (uint16_t *)(void *)(blk + t->queue_cap * (sizeof *w.q + sizeof *w.h));
-    if ((n = atab__queue_take(t, r, w.q)) != 0)
-        sweep_queue(t, &w, n);
-    atab__free(t, blk, SCRATCH_BYTES(t));
+    uint32_t n = 0;
+    const atab_atom **q = NULL;
+    if (__atomic_load_n(&r->queue, __ATOMIC_RELAXED) && !(q = atab__queue_take(r, &n)))
+        return;   /* a flusher holds r: later */
+    if (n)
+        sweep_queue(t, q, n);
+    atab__queue_put(t, r, q);
 }
 
 /* The sweep a release triggers runs on the releasing thread; another

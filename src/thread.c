@@ -131,40 +131,46 @@ int atab__unref_direct(atab_table *t, const atab_atom *a)
 
 /* ---- queues ---- */
 
-#define QUEUE_BYTES(t) ((size_t)(t)->queue_cap * sizeof(const atab_atom *))
-
-uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q)
+const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
 {
-    const atab_atom **mine = NULL;
-    uint32_t n = 0;
+    const atab_atom **q = NULL;
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
-    if (!__atomic_load_n(&r->queue, __ATOMIC_RELAXED)) {   /* a hint: looked at again inside */
-        atab_status saved = atab_last_error();
-        mine = atab__alloc(t, QUEUE_BYTES(t));   /* benign: then unqueued, a full sweep's */
-        atab__set_error(saved);
-    }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* later */
-    } else if (!r->queue) {
-        if (mine) {
-            __atomic_store_n(&r->queue, mine, __ATOMIC_RELEASE);
-            mine = NULL;
+    } else if ((q = r->queue) != NULL) {
+        *n = r->nq;
+        r->nq = 0;
+        __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
+    }
+    atab__leave(r);
+    return q;
+}
+
+void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
+{
+    __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
+    if (!q && !(q = r->idle_q)) {
+        atab_status saved = atab_last_error();
+        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
+        atab__set_error(saved);
+    }
+    r->idle_q = NULL;
+    atab__enter_rec(r);
+    if (!atab__cache_ours(r)) {
+        r->idle_q = q;   /* put back later */
+        __atomic_store_n(&r->sweep_due, q != NULL, __ATOMIC_RELAXED);
+    } else {
+        if (q) {
+            __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
             if (r->pending)
                 r->queue[r->nq++] = r->pending;
         } else if (r->pending && atab__count_unqueue(r->pending, 0) == 0) {
-            count_zero(t, r);
+            count_zero(t, r);   /* no queue to be had */
         }
         r->pending = NULL;
-    } else if (q) {
-        n = r->nq;
-        memcpy(q, r->queue, n * sizeof *q);
-        r->nq = 0;
     }
     atab__leave(r);
-    if (mine)
-        atab__free(t, mine, QUEUE_BYTES(t));
-    return n;
 }
 
 /* Empties r's queue (the caller holds r): its atoms are left as plain 0s
@@ -180,6 +186,14 @@ static void unqueue_all(atab_table *t, atab__rec *r)
     r->pending = NULL;
 }
 
+/* Frees the queue r's owner could not put back (r is going away). */
+static void free_idle(atab_table *t, atab__rec *r)
+{
+    if (r->idle_q)
+        atab__free(t, r->idle_q, ATAB__QUEUE_BYTES(t));
+    r->idle_q = NULL;
+}
+
 /* Empties and frees r's queue (the caller holds r, and reg_lock unless r
 ** is off the table's list). */
 static void free_queue(atab_table *t, atab__rec *r)
@@ -189,7 +203,7 @@ static void free_queue(atab_table *t, atab__rec *r)
     if (!q)
         return;
     __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
-    atab__free(t, q, QUEUE_BYTES(t));
+    atab__free(t, q, ATAB__QUEUE_BYTES(t));
 }
 
 /* ---- the cache of spare references ---- */
@@ -353,6 +367,7 @@ static void thread_exit(void *unused)
         unlink_rec(r);
         give_back_all(t, r);   /* no section: this thread is the owner */
         free_queue(t, r);
+        free_idle(t, r);
         fold_bytes(t, r);
         atab__free(t, r->raw, REC_ALLOC);
     }
@@ -433,7 +448,7 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
         fn(ud, r->raw, REC_ALLOC);
         const atab_atom **q = __atomic_load_n(&r->queue, __ATOMIC_ACQUIRE);
         if (q)   /* freed only under reg_lock */
-            fn(ud, q, QUEUE_BYTES(t));
+            fn(ud, q, ATAB__QUEUE_BYTES(t));
     }
     pthread_mutex_unlock(&t->reg_lock);
 }
@@ -496,6 +511,7 @@ static void fork_child(void)
             *p = r->next;   /* its thread is not in this process */
             give_back_all(t, r);
             free_queue(t, r);
+            free_idle(t, r);
             fold_bytes(t, r);
             atab__free(t, r->raw, REC_ALLOC);
         }
@@ -537,6 +553,7 @@ void atab__threads_fini(atab_table *t)
         atab__rec *r = t->recs;
         unlink_rec(r);
         free_queue(t, r);   /* the table goes: its atoms too */
+        free_idle(t, r);
         atab__free(t, r->raw, REC_ALLOC);
     }
     pthread_mutex_unlock(&g_lock);

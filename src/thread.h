@@ -59,7 +59,8 @@ typedef struct atab__rec {
     const atab_atom **queue;  /* room for t->queue_cap atoms this thread left
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */
-    const atab_atom *pending; /* the one atom queued while there is no queue yet */
+    const atab_atom *pending; /* the one atom queued while the queue is away */
+    const atab_atom **idle_q; /* a queue the owner could not put back (owner only) */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
     atab_table *t;
@@ -163,10 +164,18 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     return atab__unref_slow(t, r, a);
 }
 
-/* Moves the atoms on r's queue into q (room for t->queue_cap; NULL: none
-** taken) and returns how many; gives r a queue instead when it has none. 0
-** while a flusher holds r. Its owner's, outside sections. */
-ATAB__HIDDEN uint32_t atab__queue_take(atab_table *t, atab__rec *r, const atab_atom **q);
+/* A queue's block: room for t->queue_cap atoms, then the scratch its sweep
+** works in (each atom's hash, and their order by shard). */
+#define ATAB__QUEUE_BYTES(t) \
+    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)))
+
+/* Takes r's queue away for a sweep: its block, with its atoms (*n), or
+** NULL (none, or a flusher holds r). While it is away, one atom more can be
+** queued (r->pending). Its owner's, outside sections. */
+ATAB__HIDDEN const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n);
+/* Gives r the queue block q (empty; a new one, or one back from a sweep),
+** or NULL: makes one. Its owner's, outside sections. */
+ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q);
 
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
