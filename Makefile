@@ -645,6 +645,21 @@ bench-probes: report-tool
 	sh tools/probes-callgrind.sh $(ATOMPROBES) $(CORPUS) $(BENCH_DIR)/probes -- $(PROBES_ARGS)
 	$(ATOMPROBELEN) $(CORPUS)
 
+# What one transient atom costs (new string, interned, released, its share
+# of the sweep): ns here, instructions under callgrind.
+ATOMTRANSIENT := $(BENCH_DIR)/atomtransient
+$(ATOMTRANSIENT): bench/transient.c bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+
+.PHONY: bench-transient
+bench: bench-transient
+bench-transient: report-tool
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(ATOMTRANSIENT)
+	$(ATOMTRANSIENT) $(CORPUS)
+	sh tools/transient-callgrind.sh $(ATOMTRANSIENT) $(CORPUS)
+
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
 $(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)

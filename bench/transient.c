@@ -1,0 +1,127 @@
+/*
+** transient.c - atomtransient: what one transient atom costs (a new string
+** interned and released at once, its share of the sweep that frees it
+** included), on one thread, as the `mix` workload of threads.c runs it:
+** 7 ops in 8 intern and release a corpus token (every distinct token held,
+** as threads.c's warm-up holds them), the 8th a new string "mix-0-N" made
+** by snprintf.
+**
+** Three loops, each a function of its own: run_hit (hits only), run_mix
+** (the mix) and run_fmt (the snprintf calls alone). A transient atom costs
+** 8 x mix - 7 x hit - fmt per 8 ops: in ns (the best of --reps runs), and
+** in instructions under callgrind (tools/transient-callgrind.sh collects
+** the three functions, after a warm-up that reaches the steady state of
+** sweeps).
+**
+** usage: atomtransient [--ops 2000000] [--reps 7] [--warm 400000] FILE
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <atomtab.h>
+
+#include "tokens.h"
+
+static atab_table *g_t;
+static tokens g_k;
+static size_t g_i, g_fresh;
+static char g_buf[64];
+
+static inline void op(int fresh)
+{
+    const atab_atom *a;
+    if (fresh) {
+        int n = snprintf(g_buf, sizeof g_buf, "mix-%d-%zu", 0, g_fresh++);
+        a = atab_intern(g_t, g_buf, (size_t)n);
+    } else {
+        a = atab_intern(g_t, g_k.s[g_i], g_k.len[g_i]);
+        if (++g_i == g_k.n)
+            g_i = 0;
+    }
+    if (!a || atab_release(g_t, a) != ATAB_OK) {
+        fprintf(stderr, "atomtransient: %s\n", atab_strerror(atab_last_error()));
+        exit(1);
+    }
+}
+
+__attribute__((noinline)) void run_hit(long n)
+{
+    for (long i = 0; i < n; i++)
+        op(0);
+}
+
+__attribute__((noinline)) void run_mix(long n)
+{
+    for (long i = 0; i < n; i++)
+        op((i & 7) == 7);
+}
+
+__attribute__((noinline)) void run_fmt(long n)
+{
+    for (long i = 0; i < n; i++)
+        if ((i & 7) == 7) {
+            snprintf(g_buf, sizeof g_buf, "mix-%d-%zu", 0, g_fresh++);
+            __asm__ volatile("" ::: "memory");
+        }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    long ops = 2000000, warm = 400000;
+    int reps = 7, i;
+    for (i = 1; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+        if (strcmp(argv[i], "--ops") == 0)
+            ops = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--reps") == 0)
+            reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--warm") == 0)
+            warm = atol(argv[i + 1]);
+        else
+            break;
+    }
+    if (i + 1 != argc || ops < 8 || reps < 1) {
+        fprintf(stderr, "usage: atomtransient [--ops 2000000] [--reps 7] [--warm 400000] FILE\n");
+        return 2;
+    }
+    tokens_load(argv[i], &g_k, "atomtransient");
+    if (!(g_t = atab_table_new(NULL)))
+        return fprintf(stderr, "atomtransient: %s\n", atab_strerror(atab_last_error())), 1;
+    for (size_t j = 0; j < g_k.n; j++) {   /* every distinct token held once */
+        const atab_atom *a = atab_lookup(g_t, g_k.s[j], g_k.len[j]);
+        if (a)
+            atab_release(g_t, a);
+        else if (!atab_intern(g_t, g_k.s[j], g_k.len[j]))
+            return fprintf(stderr, "atomtransient: %s\n", atab_strerror(atab_last_error())), 1;
+    }
+    for (long w = 0; w < warm; w++)   /* sweeps in their steady state */
+        op((w & 7) == 7);
+    double best[3] = {1e30, 1e30, 1e30};
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_s();
+        run_hit(ops);
+        double t1 = now_s();
+        run_mix(ops);
+        double t2 = now_s();
+        run_fmt(ops);
+        double t3 = now_s();
+        double v[3] = {t1 - t0, t2 - t1, t3 - t2};
+        for (int k = 0; k < 3; k++)
+            if (v[k] < best[k])
+                best[k] = v[k];
+    }
+    double hit = best[0] * 1e9 / (double)ops, mix = best[1] * 1e9 / (double)ops;
+    double fmt = best[2] * 1e9 / (double)(ops / 8);
+    printf("ops=%ld hit %.2f ns/op, mix %.2f ns/op, snprintf %.2f ns; transient atom %.1f ns "
+           "(best of %d)\n", ops, hit, mix, fmt, 8 * mix - 7 * hit - fmt, reps);
+    atab_table_free(g_t);
+    return 0;
+}
