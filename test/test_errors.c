@@ -111,7 +111,7 @@ static void the_memory_limit_refuses_inserts_but_keeps_atoms(void **state)
     atab_table_free(t);
 }
 
-/* ---- successful calls leave the last error alone (finding 11) ---- */
+/* ---- successful calls leave the last error alone ---- */
 
 /* Makes this thread's last error a known stale one. */
 static void stale_error(void)

@@ -1,7 +1,7 @@
 /*
-** test_fork.c - fork() in a multithreaded host (issue 14, finding 8: the
-** child hung on a lock a sweeping parent thread held). Around fork() the
-** library takes every table's locks, and the child gives back the records
+** test_fork.c - fork() in a multithreaded host: a child must not hang on a
+** lock a parent thread held at the fork. Around fork() the library takes
+** every table's locks, and the child gives back the records
 ** of the threads that did not come along (src/thread.c, "fork"), so the
 ** child can use every table: intern, release, gc, exact stats, free. A
 ** child that hangs is killed at a deadline and fails the test.

@@ -336,7 +336,7 @@ static void *hit_hot(void *arg)
     return NULL;
 }
 
-/* Issue 14, finding 9: counts near and above 2^31, reached here by setting
+/* Counts near and above 2^31, reached here by setting
 ** the count (white-box), then moved by several threads' cached spares:
 ** they saturate (a count at or past ATAB__REF_SAT never changes again and
 ** is never freed), never wrap, never overflow (UBSan), never misuse. */

@@ -7,7 +7,6 @@
 ** order, then checks the invariants: exactly one destroy, nothing freed
 ** that is held or still read, counts exact (atab_get_stats), identities
 ** kept. Run under ASan in CI, where a free too early is a report.
-** Issue 14, finding 1 (release against free) is the first group.
 */
 #include "test_hooks.h"
 
@@ -27,7 +26,7 @@ static void need_sections(void)
 #endif
 }
 
-/* ---- handle release vs table free (finding 1) ---- */
+/* ---- handle release vs table free ---- */
 
 typedef struct handle_case {
     atab_table *t;

@@ -142,7 +142,7 @@ static void a_double_release_never_frees_a_held_atom(void **state)
     atab_table_free(t);
 }
 
-/* The same sequence (issue 14, finding 3) when the second release
+/* The same double release when the second release
 ** comes after a sweep's flush gave the first one's spare back: the count
 ** is 0, the release is refused, and the atom revived by the second intern
 ** is kept. */
@@ -185,8 +185,8 @@ static void *release_there(void *arg)
     return NULL;
 }
 
-/* Finding 3 across threads: the first release leaves its reference as a
-** spare in this thread's cache, the second (nobody holds one) comes from
+/* A double release across threads: the first release leaves its reference
+** as a spare in this thread's cache, the second (nobody holds one) comes from
 ** another thread, whose cache has no entry for the atom. The header's
 ** promise: the atom revived by the second intern is not freed while it is
 ** held, and the misuse is counted.
@@ -225,10 +225,10 @@ static void a_double_release_from_another_thread_never_frees_a_held_atom(void **
     atab_table_free(t);
 }
 
-/* Issue 14, finding 5: with sweeps never triggered (threshold SIZE_MAX),
+/* With sweeps never triggered (threshold SIZE_MAX: no queues either),
 ** churning 2,000 atoms through intern and release (about 2M operations,
 ** ATAB_CHURN_OPS) takes no memory: the unused atoms are a counter, not a
-** list of candidates. (The old candidate lists took 114 KB to 84 MB.) */
+** list that grows with the operations. */
 static void churn_without_sweeps_keeps_the_bytes_bounded(void **state)
 {
     (void)state;

@@ -149,7 +149,7 @@ static int sink_write(void *ud, const char *s, size_t len)
     return 0;
 }
 
-/* ---- the report allocates nothing (issue 14, finding 10) ---- */
+/* ---- the report allocates nothing ---- */
 
 static int count_entries(void *ud, const char *path, int kind, int units, int64_t amount,
                          const char *description)

@@ -245,7 +245,7 @@ static void memory_comes_back_whatever_threads_used_it(void **state)
     atab_table_free(t);
 }
 
-/* ---- records go back when their threads exit (issue 14, finding 2) ---- */
+/* ---- records go back when their threads exit ---- */
 
 static int table_bytes_of(void *ud, const char *path, int kind, int units, int64_t amount,
                           const char *description)
