@@ -48,7 +48,25 @@ static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
 }
 #endif
 
-static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)
+/* The seed's three keys, made once per table (atab__hash_keys). */
+typedef struct atab__hkeys {
+    uint64_t a;   /* keys the first word */
+    uint64_t b;   /* keys the last word */
+    uint64_t m;   /* the final multiplier (odd) */
+} atab__hkeys;
+
+static inline atab__hkeys atab__hash_keys(uint64_t seed)
+{
+    atab__hkeys k;
+    /* the seed keys both factors, so no key can zero one of them on its
+    ** own (that would make every key with that word collide) */
+    k.a = seed ^ UINT64_C(0x2d358dccaa6c78a5);
+    k.b = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
+    k.m = (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1;
+    return k;
+}
+
+static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     uint64_t a = 0, b = 0;
@@ -61,12 +79,14 @@ static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len
     } else if (len > 0) {
         a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
     }
-    /* the seed keys both factors, so no key can zero one of them on its
-    ** own (that would make every key with that word collide) */
-    uint64_t s2 = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
-    uint64_t h = atab__fold_mul(a ^ seed ^ UINT64_C(0x2d358dccaa6c78a5), b ^ s2);
-    return atab__fold_mul(h ^ len ^ UINT64_C(0x4b33a62ed433d4a3),
-                          (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1);
+    uint64_t h = atab__fold_mul(a ^ k->a, b ^ k->b);
+    return atab__fold_mul(h ^ len ^ UINT64_C(0x4b33a62ed433d4a3), k->m);
+}
+
+static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)
+{
+    atab__hkeys k = atab__hash_keys(seed);
+    return atab__hash_short_keyed(&k, s, len);
 }
 
 static inline uint64_t atab__hash_inline(uint64_t seed, const char *s, size_t len)

@@ -52,9 +52,16 @@ static inline atab__shard *shard_of(atab_table *t, uint64_t h)
     return &t->shards[atab__h_shard(h)];
 }
 
+/* The hash of t for these bytes: the short keys' with the table's keys. */
+static inline uint64_t table_hash(const atab_table *t, const char *s, size_t len)
+{
+    return len <= ATAB__SHORT_KEY ? atab__hash_short_keyed(&t->hkeys, s, len)
+                                  : atab__hash_bytes(t->seed, s, len);
+}
+
 static uint64_t atom_hash(const atab_table *t, const atab_atom *a)
 {
-    return atab__hash_bytes(t->seed, atab_chars(a), atab_len(a));
+    return table_hash(t, atab_chars(a), atab_len(a));
 }
 
 static inline atab__arr shard_arr(const atab__shard *sh)
@@ -566,7 +573,7 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
 ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
                                            int insert_new)
 {
-    uint64_t h = atab__hash_short(t->seed, s, len);
+    uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
     if (ATAB__UNLIKELY(atab__tls_last.id != t->id))
         return short_general(t, s, len, h, insert_new);   /* first visit, another table */
     short_key k = {s, len};
@@ -607,7 +614,7 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
     if (check_bytes(t, s, len) != 0)
         return NULL;
     s = len ? s : "";
-    atab__key k = {s, NULL, 0, len, atab__hash_bytes(t->seed, s, len)};
+    atab__key k = {s, NULL, 0, len, table_hash(t, s, len)};
     return find_or_insert(t, &k, s, insert_new);
 }
 
@@ -904,9 +911,9 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
             ATAB__PAUSE("queue:kill", q[i]);
             if (atab__count_unqueue(q[i], 1) == ATAB__REF_DEAD) {
                 atab__arr v = atab__arr_of(sh->arr);
-                size_t at = 0;
-                probe(v, h[i], match_atom, q[i], &at);   /* there: only its killer unlinks it */
-                erase(sh, v, at);
+                size_t at;
+                if (probe(v, h[i], match_atom, q[i], &at))   /* there: only its killer unlinks it */
+                    erase(sh, v, at);
                 dead++;
             } else {
                 q[i] = NULL;   /* live, or on another queue now */
@@ -1267,6 +1274,7 @@ static uint64_t random_seed(const void *salt)
 static int table_init(atab_table *t, const atab_options *o)
 {
     t->seed = (o->flags & ATAB_FIXED_SEED) ? o->seed : random_seed(t);
+    t->hkeys = atab__hash_keys(t->seed);
     t->sweep_threshold = o->sweep_threshold ? o->sweep_threshold : 10000;
     /* threads add their zeros to t->unused in batches of up to 32, at most
     ** 1/256 of the threshold: a sweep starts within that of it */

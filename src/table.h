@@ -266,6 +266,7 @@ struct atab_table {
     atab__shard shards[ATAB__SHARDS];
     atab_allocator alloc;
     uint64_t seed;
+    atab__hkeys hkeys;          /* the seed's keys for short keys' hash */
     uint64_t id;                /* unique per table, never reused */
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
