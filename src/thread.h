@@ -31,7 +31,9 @@
 ** period later the dead are freed. Unused atoms are freed by the threads
 ** that left them unused, a batch at a time, while they are still in their
 ** caches, and no thread waits for another's garbage. A queue is the
-** owner's, or a flusher's while it holds the record.
+** owner's, or a flusher's while it holds the record; to sweep it, the
+** owner takes it away (in a section) and puts it back after, and a full
+** sweep's flusher empties and frees whatever queue a record holds.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H
