@@ -407,13 +407,17 @@ static atab__rec *new_rec(atab_table *t)
     return r;
 }
 
+#ifdef ATAB_DEBUG
+#define NO_RECORDS 1   /* debug builds count every reference on the atom */
+#else
+#define NO_RECORDS 0
+#endif
+
 atab__rec *atab__rec_find(atab_table *t)
 {
-#ifdef ATAB_DEBUG
-    (void)t;
-    return NULL;   /* debug builds count every reference on the atom */
-#else
     atab__rec *r = NULL;
+    if (NO_RECORDS)
+        return NULL;
     for (unsigned i = 0; i < TLS_SLOTS; i++)
         if (tls[i].id == t->id)
             r = tls[i].rec;
@@ -435,7 +439,6 @@ atab__rec *atab__rec_find(atab_table *t)
     atab__tls_last.id = t->id;
     atab__tls_last.rec = r;
     return r;
-#endif
 }
 
 /* ---- the table's side ---- */

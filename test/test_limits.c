@@ -229,32 +229,38 @@ static void the_memory_limit_refuses_what_would_pass_it(void **state)
     assert_non_null(t);
     enum { MAX = 10000 };
     static const atab_atom *kept[MAX];
+    static int kept_id[MAX];   /* the key of kept[i]: "limited-<kept_id[i]>" */
     char buf[64];
-    int n = 0;
-    for (; n < MAX; n++) {
-        snprintf(buf, sizeof buf, "limited-%d", n);
-        if (!(kept[n] = atab_intern_cstr(t, buf)))
-            break;
+    /* fill every shard: keys go on until 200 in a row are refused (one
+    ** refused may only have needed its shard to grow, where another shard
+    ** still had a free slot) */
+    int n = 0, refused = 0, tried = 0;
+    for (; tried < 4 * MAX && refused < 200 && n < MAX; tried++) {
+        snprintf(buf, sizeof buf, "limited-%d", tried);
+        if ((kept[n] = atab_intern_cstr(t, buf)) != NULL)
+            kept_id[n++] = tried, refused = 0;
+        else
+            refused++;
     }
-    assert_true(n > 100 && n < MAX);
+    assert_true(n > 100 && n < MAX && refused == 200);
     assert_int_equal(atab_last_error(), ATAB_ELIMIT);
     atab_stats before, after;
     atab_get_stats(t, &before);
     assert_true(before.bytes <= o.memory_limit);
     assert_int_equal(before.bytes, c.bytes);
     /* at the limit: new keys fail (UTF-8 and UTF-16), nothing changes ... */
-    const uint16_t nu[] = {'n', 'e', 'w', 0xe9};
-    for (int i = 0; i < 50; i++) {
-        snprintf(buf, sizeof buf, "another-%d", i);
+    const uint16_t nu[] = {'n', 'e', 'w', '-', 'u', 't', 'f', '1', '6', '-', 'k', 'e', 'y', 0xe9};
+    for (int i = 0; i < 50; i++) {   /* no shorter than the keys that filled it */
+        snprintf(buf, sizeof buf, "another-%05d", i);
         EXPECT_NULL(atab_intern_cstr(t, buf), ATAB_ELIMIT);
     }
-    EXPECT_NULL(atab_intern_utf16(t, nu, 4), ATAB_ELIMIT);
+    EXPECT_NULL(atab_intern_utf16(t, nu, sizeof nu / sizeof nu[0]), ATAB_ELIMIT);
     atab_get_stats(t, &after);
     assert_int_equal(after.atoms, before.atoms);
     assert_int_equal(after.bytes, before.bytes);
     /* ... and existing atoms still work: hits, lookups, refs */
     for (int i = 0; i < n; i++) {
-        snprintf(buf, sizeof buf, "limited-%d", i);
+        snprintf(buf, sizeof buf, "limited-%d", kept_id[i]);
         assert_ptr_equal(atab_intern_cstr(t, buf), kept[i]);
         assert_ptr_equal(atab_lookup(t, buf, strlen(buf)), kept[i]);
         atab_release(t, kept[i]);
