@@ -574,10 +574,11 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
                                            int insert_new)
 {
     uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
-    if (ATAB__UNLIKELY(atab__tls_last.id != t->id))
-        return short_general(t, s, len, h, insert_new);   /* first visit, another table */
+    if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
+        return short_general(t, s, len, h, insert_new);   /* first visit, another table,
+                                                             or readers must fence */
     short_key k = {s, len};
-    atab__enter_rec(atab__tls_last.rec);
+    atab__enter_rec_nofence(atab__tls_last.rec);
     atab__shard *sh = shard_of(t, h);
     uint64_t seen = inserts_of(sh);
     atab__arr v = shard_arr(sh);

@@ -224,7 +224,7 @@ static inline atab__arr atab__arr_of(uint64_t word)
 {
     atab__arr v;
     v.base = (uint8_t *)(uintptr_t)(word & ATAB__ARR_ADDR);
-    v.ngroups = (size_t)(word >> 48 | (word & 7) << 16);
+    v.ngroups = (size_t)((word << 16 | word >> 48) & 0x7ffff);   /* one rotate */
     v.overflow = (int)(word >> 3 & 1);
     return v;
 }
@@ -268,6 +268,8 @@ struct atab_table {
     uint64_t seed;
     atab__hkeys hkeys;          /* the seed's keys for short keys' hash */
     uint64_t id;                /* unique per table, never reused */
+    uint64_t fast_id;           /* id while readers need no fence of their own
+                                   (membarrier), else 0: the hit path's check */
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
     size_t bytes;               /* requested bytes in use but the shards' (atomic) */

@@ -39,13 +39,20 @@ static int have_membarrier(void)
 /* The writer's half of the handshake: after it, every reader either is
 ** seen inside its section or sees what the writer stored before. Once
 ** registered, membarrier fails only for a bad command; should it fail
-** anyway, readers are told to fence for themselves from then on. */
-static void writer_fence(void)
+** anyway, readers are told to fence for themselves from then on: the
+** state for every path, and t's fast_id for the hit path (each table's
+** writers clear theirs the first time they see the state). */
+static void writer_fence(atab_table *t)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (have_membarrier() &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
         __atomic_store_n(&atab__membarrier_state, -1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_SEQ_CST) < 0 &&
+        __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&t->fast_id, 0, __ATOMIC_SEQ_CST);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    }
 }
 
 static void relax(unsigned *spins)
@@ -75,7 +82,7 @@ static uint64_t wait_out(atab__rec *r)
 
 void atab__synchronize(atab_table *t)
 {
-    writer_fence();
+    writer_fence(t);
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
         wait_out(r);
@@ -290,7 +297,7 @@ void atab__flush_counts(atab_table *t, int unqueue)
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
         __atomic_store_n(&r->flush_req, 1, __ATOMIC_SEQ_CST);
-    writer_fence();
+    writer_fence(t);
     /* Each owner now either is seen in a section (wait for it to leave)
     ** or will see flush_req when it next enters, and keep off its cache. */
     for (atab__rec *r = t->recs; r; r = r->next) {
@@ -538,6 +545,7 @@ void atab__threads_init(atab_table *t)
     pthread_once(&fork_once, register_fork);
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
+    t->fast_id = have_membarrier() ? t->id : 0;
     t->next_table = g_tables;
     g_tables = t;
     pthread_mutex_unlock(&g_lock);

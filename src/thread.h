@@ -100,6 +100,14 @@ static inline void atab__enter_rec(atab__rec *r)
     atab__reader_fence();
 }
 
+/* Enters a section where the caller saw t->fast_id match: membarrier
+** makes the writers fence for it (thread.c). */
+static inline void atab__enter_rec_nofence(atab__rec *r)
+{
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 static inline void atab__leave(atab__rec *r)
 {
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
