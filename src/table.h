@@ -37,6 +37,7 @@
 #include "thread.h"
 
 #define ATAB__SHARD_BITS 6
+#define ATAB__FENCED UINT64_MAX   /* fast_id of a table whose readers must fence */
 #define ATAB__SHARDS (1u << ATAB__SHARD_BITS)
 
 /* ---- arrays: groups of 16 control bytes and 16 slots ---- */
@@ -269,7 +270,8 @@ struct atab_table {
     atab__hkeys hkeys;          /* the seed's keys for short keys' hash */
     uint64_t id;                /* unique per table, never reused */
     uint64_t fast_id;           /* id while readers need no fence of their own
-                                   (membarrier), else 0: the hit path's check */
+                                   (membarrier), else ATAB__FENCED, which no
+                                   thread's last record has: the hit path's check */
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
     size_t bytes;               /* requested bytes in use but the shards' (atomic) */

@@ -49,8 +49,8 @@ static void writer_fence(atab_table *t)
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
         __atomic_store_n(&atab__membarrier_state, -1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_SEQ_CST) < 0 &&
-        __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&t->fast_id, 0, __ATOMIC_SEQ_CST);
+        __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) != ATAB__FENCED) {
+        __atomic_store_n(&t->fast_id, ATAB__FENCED, __ATOMIC_SEQ_CST);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
     }
 }
@@ -545,7 +545,7 @@ void atab__threads_init(atab_table *t)
     pthread_once(&fork_once, register_fork);
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
-    t->fast_id = have_membarrier() ? t->id : 0;
+    t->fast_id = have_membarrier() ? t->id : ATAB__FENCED;
     t->next_table = g_tables;
     g_tables = t;
     pthread_mutex_unlock(&g_lock);
