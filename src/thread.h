@@ -8,7 +8,8 @@
 ** replaced) it frees only after a grace period (atab__synchronize): once
 ** every record that was inside a section has left it. Entering costs a
 ** store and a compiler fence where the kernel has membarrier (the writer
-** pays for the fence), a full fence elsewhere. Nothing ever waits for a
+** pays for the fence), a full fence elsewhere (the hit path tells which by
+** the table's fast_id, table.h). Nothing ever waits for a
 ** writer: sections are never held up, and no lock is taken inside one.
 **
 ** Spare references. An atom's count includes the references the caches
