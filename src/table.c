@@ -913,9 +913,12 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
             if (atab__count_unqueue(q[i], 1) == ATAB__REF_DEAD) {
                 atab__arr v = atab__arr_of(sh->arr);
                 size_t at;
-                if (probe(v, h[i], match_atom, q[i], &at))   /* there: only its killer unlinks it */
+                if (probe(v, h[i], match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
                     erase(sh, v, at);
-                dead++;
+                    dead++;
+                } else {
+                    q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
+                }
             } else {
                 q[i] = NULL;   /* live, or on another queue now */
             }
