@@ -100,13 +100,7 @@ int main(int argc, char **argv)
     tokens_load(argv[i], &g_k, "atomtransient");
     if (!(g_t = atab_table_new(NULL)))
         return fprintf(stderr, "atomtransient: %s\n", atab_strerror(atab_last_error())), 1;
-    for (size_t j = 0; j < g_k.n; j++) {   /* every distinct token held once */
-        const atab_atom *a = atab_lookup(g_t, g_k.s[j], g_k.len[j]);
-        if (a)
-            atab_release(g_t, a);
-        else if (!atab_intern(g_t, g_k.s[j], g_k.len[j]))
-            return fprintf(stderr, "atomtransient: %s\n", atab_strerror(atab_last_error())), 1;
-    }
+    tokens_warm(g_t, &g_k, "atomtransient");   /* every distinct token held once */
     for (long w = 0; w < warm; w++)   /* sweeps in their steady state */
         op((w & 7) == 7);
     double best[3] = {1e30, 1e30, 1e30};
