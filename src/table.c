@@ -793,36 +793,51 @@ static int retire_room(atab_table *t, retire *rt)
     return 0;
 }
 
-/* Frees what was unlinked, once no reader can still see it. */
+/* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
+** unlinked by a sweep, once no reader can still see them. */
+static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
+                          const uint64_t *arrays, size_t n_arrays)
+{
+    atab__synchronize(t);
+    size_t *acct = atab__acct(t);
+    for (size_t i = 0; i < n_atoms; i++)
+        if (atoms[i])
+            atab__atom_free(t, acct, atoms[i]);
+    for (size_t i = 0; i < n_arrays; i++)
+        free_arr(t, arrays[i]);
+}
+
+/* Frees what a full sweep unlinked so far. */
 static void retire_flush(atab_table *t, retire *rt)
 {
     if (!rt->n_atoms && !rt->n_arrays)
         return;
     ATAB__PAUSE("sweep:free", t);
-    atab__synchronize(t);
-    size_t *acct = atab__acct(t);
-    for (size_t i = 0; i < rt->n_atoms; i++)
-        atab__atom_free(t, acct, rt->atoms[i]);
-    for (size_t i = 0; i < rt->n_arrays; i++)
-        free_arr(t, rt->arrays[i]);
+    free_unlinked(t, rt->atoms, rt->n_atoms, rt->arrays, rt->n_arrays);
     rt->n_atoms = rt->n_arrays = 0;
 }
 
-/* Shrinks a locked shard whose array the sweep left under a quarter used
-** (to none at all when it is empty): a shard that churns between sweeps
-** keeps the room it needs, and is not rebuilt twice a sweep. Benign on
-** failure. Deleted slots are no reason: inserts reuse them, and they
-** lengthen no probe (erase). */
-static void shrink(atab_table *t, atab__shard *sh, retire *rt)
+/* Rebuilds a locked shard's array into size class `code` (none when 0),
+** the old array appended to arrays[*n] to free after a grace period.
+** Benign on failure: the shard keeps its array. */
+static void shrink_to(atab_table *t, atab__shard *sh, unsigned code, uint64_t *arrays,
+                      size_t *n)
 {
-    unsigned code = sh->used ? code_for(sh->used) : 0;
-    if (!is_array(sh->arr) || 4 * (size_t)sh->used >= shard_cap(sh))
-        return;
     atab_status saved = atab_last_error();
     uint64_t old = rebuild(t, sh, code);
     atab__set_error(saved);
     if (old != UINT64_MAX && is_array(old))
-        rt->arrays[rt->n_arrays++] = old;
+        arrays[(*n)++] = old;
+}
+
+/* Shrinks a locked shard whose array the sweep left under a quarter used
+** (to none at all when it is empty): a shard that churns between sweeps
+** keeps the room it needs, and is not rebuilt twice a sweep. Deleted slots
+** are no reason: inserts reuse them, and they lengthen no probe (erase). */
+static void shrink(atab_table *t, atab__shard *sh, retire *rt)
+{
+    if (is_array(sh->arr) && 4 * (size_t)sh->used < shard_cap(sh))
+        shrink_to(t, sh, sh->used ? code_for(sh->used) : 0, rt->arrays, &rt->n_arrays);
 }
 
 /* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
@@ -923,25 +938,14 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
                 q[i] = NULL;   /* live, or on another queue now */
             }
         } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
-        if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4) {
-            atab_status saved = atab_last_error();
-            uint64_t old = rebuild(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0);
-            atab__set_error(saved);
-            if (old != UINT64_MAX && is_array(old))
-                arrays[n_arrays++] = old;
-        }
+        if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4)
+            shrink_to(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0, arrays, &n_arrays);
         pthread_mutex_unlock(&sh->lock);
     }
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
-    atab__synchronize(t);
-    size_t *acct = atab__acct(t);
-    for (uint32_t i = 0; i < n; i++)
-        if (q[i])
-            atab__atom_free(t, acct, (atab_atom *)q[i]);
-    for (size_t i = 0; i < n_arrays; i++)
-        free_arr(t, arrays[i]);
+    free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays);
 }
 
 /* A thread whose queue is full sweeps it, and puts it back empty; one that

@@ -138,6 +138,25 @@ int atab__unref_direct(atab_table *t, const atab_atom *a)
 
 /* ---- queues ---- */
 
+/* Takes one of r's atoms off its queue (the caller holds r), left a plain
+** 0 (counted for a full sweep) or live. */
+static void unqueue(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    if (atab__count_unqueue(a, 0) == 0)
+        count_zero(t, r);
+}
+
+/* Empties r's queue and its pending atom (the caller holds r). */
+static void unqueue_all(atab_table *t, atab__rec *r)
+{
+    for (uint32_t i = 0; i < r->nq; i++)
+        unqueue(t, r, r->queue[i]);
+    if (r->pending)
+        unqueue(t, r, r->pending);
+    r->nq = 0;
+    r->pending = NULL;
+}
+
 const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
 {
     const atab_atom **q = NULL;
@@ -172,25 +191,12 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
             __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
             if (r->pending)
                 r->queue[r->nq++] = r->pending;
-        } else if (r->pending && atab__count_unqueue(r->pending, 0) == 0) {
-            count_zero(t, r);   /* no queue to be had */
+        } else if (r->pending) {
+            unqueue(t, r, r->pending);   /* no queue to be had */
         }
         r->pending = NULL;
     }
     atab__leave(r);
-}
-
-/* Empties r's queue (the caller holds r): its atoms are left as plain 0s
-** (counted for a full sweep) or live ones. */
-static void unqueue_all(atab_table *t, atab__rec *r)
-{
-    for (uint32_t i = 0; i < r->nq; i++)
-        if (atab__count_unqueue(r->queue[i], 0) == 0)
-            count_zero(t, r);
-    if (r->pending && atab__count_unqueue(r->pending, 0) == 0)
-        count_zero(t, r);
-    r->nq = 0;
-    r->pending = NULL;
 }
 
 /* Frees the queue r's owner could not put back (r is going away). */

@@ -262,16 +262,23 @@ static inline int wa_frees(watch_alloc *a, int i)
     return __atomic_load_n(&a->w[i].frees, __ATOMIC_SEQ_CST);
 }
 
-/* A table on `al` with a fixed seed, no statics, sweeps only on atab_gc. */
-static atab_table *race_table(const atab_allocator *al)
+/* A table on `al` with a fixed seed, no statics, and the given sweep
+** threshold (a thread's queue holds that many). */
+static inline atab_table *race_table_sweeping(const atab_allocator *al, size_t threshold)
 {
     atab_options o;
     memset(&o, 0, sizeof o);
     o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
     o.seed = 7;
-    o.sweep_threshold = SIZE_MAX;
+    o.sweep_threshold = threshold;
     o.allocator = al;
     return atab_table_new(&o);
+}
+
+/* The same, sweeping only on atab_gc. */
+static inline atab_table *race_table(const atab_allocator *al)
+{
+    return race_table_sweeping(al, SIZE_MAX);
 }
 
 /* This thread's record on t (it used t before). */

@@ -348,13 +348,7 @@ static void queue_sweep_paused_while_a_reader_interns(int at_kill)
     memset(&wa, 0, sizeof wa);
     setup_hooks();
     atab_allocator al = wa_allocator(&wa);
-    atab_options o;
-    memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.seed = 7;
-    o.sweep_threshold = 2;   /* a queue of 2 */
-    o.allocator = &al;
-    queue_case c = {atab_table_new(&o), NULL};
+    queue_case c = {race_table_sweeping(&al, 2), NULL};   /* a queue of 2 */
     assert_non_null(c.t);
     worker q, v;
     pause_at *pq = pause_arm(at_kill ? "queue:kill" : "queue:free", ROLE_B, NULL);
