@@ -412,6 +412,12 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  *                                                       header + chars + NUL)
  *   explicit/atoms/dynamic/slop         HEAP     BYTES  usable minus requested,
  *                                                       summed over dynamic atoms
+ *   explicit/atoms/dynamic/recycled     HEAP     BYTES  blocks of atoms a thread's
+ *                                                       sweep freed, kept for its
+ *                                                       next new atoms (until its
+ *                                                       next sweep or atab_gc), at
+ *                                                       usable size; left out
+ *                                                       when there are none
  *   atoms-static-data                   NONHEAP  BYTES  static atoms in read-only
  *                                                       data (part of the binary)
  *   atoms-dynamic                       OTHER    COUNT  live dynamic atoms

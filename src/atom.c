@@ -136,9 +136,9 @@ size_t atab__atom_size(const atab_atom *a)
     return sizeof(atab_atom) + atab_len(a) + 1;
 }
 
-atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k)
+atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_atom *block)
 {
-    atab_atom *a = atab__alloc_in(t, acct, sizeof(atab_atom) + k->len + 1);
+    atab_atom *a = block ? block : atab__alloc_in(t, acct, sizeof(atab_atom) + k->len + 1);
     if (!a)
         return NULL;
     if (((uintptr_t)a & 7) || (uint64_t)(uintptr_t)a >> 48) {

@@ -34,9 +34,12 @@
 #define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
 #define ATAB__REF_DEAD UINT32_MAX
 
-/* A new dynamic atom with count 1, or NULL (error set); its bytes are
-** charged to `acct` (alloc.c: atab__alloc_in), and freed from it. */
-ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k);
+/* A new dynamic atom with count 1, or NULL (error set): in `block` when
+** given (a dead atom's, of the same length: its bytes stay charged where
+** they were), else in a new allocation whose bytes are charged to `acct`
+** (alloc.c: atab__alloc_in), and freed from it. */
+ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k,
+                                       atab_atom *block);
 ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
 ATAB__HIDDEN size_t atab__atom_size(const atab_atom *a);
 

@@ -318,7 +318,7 @@ size_t atab_host_cache_trim(atab_host_cache *c)
     if (!c || !c->cap)
         return 0;
     hcache *l = c->t->host_cache;   /* c is on it */
-    atab__flush_counts(c->t, 0);   /* counts exact; hits later only raise them */
+    atab__flush_counts(c->t, 0, NULL, NULL);   /* counts exact; hits later only raise them */
     pthread_mutex_lock(&l->lock);
     lock_caches(l, 1);
     marked = mark_unused(l, c);

@@ -23,6 +23,7 @@ typedef struct census {
     const atab_table *t;
     size_t table_req, table_use;   /* table object + slot arrays */
     size_t atom_req, atom_use;     /* dynamic atoms */
+    size_t recycled_req, recycled_use;   /* dead atoms' blocks kept for new ones */
     size_t atoms, unused;          /* dynamic atoms; those with count 0 */
     size_t statics, static_bytes;  /* the static sets */
     size_t handles;                /* outstanding external handles */
@@ -62,6 +63,14 @@ static void count_atom(void *ud, const atab_atom *a)
     c->atom_use += usable(c, a, req);
 }
 
+/* A block a thread keeps for its next new atom (its record held). */
+static void count_recycled(void *ud, const void *block, size_t bytes)
+{
+    census *c = ud;
+    c->recycled_req += bytes;
+    c->recycled_use += usable(c, block, bytes);
+}
+
 /* The static sets: their atoms and read-only bytes (atoms + index, as the
 ** generator counted them), and the table's list of sets when it is on the
 ** heap (counted with the table). A string in two sets counts twice. */
@@ -89,7 +98,7 @@ static void take_census(atab_table *t, census *c)
     c->exact = t->alloc.usable_size != NULL;
     c->table_req = ATAB__TABLE_ALLOC;   /* the table object, t->raw */
     c->table_use = usable(c, t->raw, ATAB__TABLE_ALLOC);
-    atab__flush_counts(t, 0);   /* counts exact: no spares left in caches */
+    atab__flush_counts(t, 0, count_recycled, c);   /* counts exact: no spares left in caches */
     atab__threads_visit_memory(t, count_array, c);
     atab__external_visit_memory(t, count_array, c);   /* the host caches */
     atab__table_visit_shards(t, count_array, count_atom, c);
@@ -101,7 +110,7 @@ static void take_census(atab_table *t, census *c)
 /* Entries                                                             */
 /* ------------------------------------------------------------------ */
 
-#define MAX_TABLE_ENTRIES 8
+#define MAX_TABLE_ENTRIES 9
 #define MAX_ENTRIES (MAX_TABLE_ENTRIES + ATAB_REPORT_EXTRA_MAX)
 #define PATH_CAP (ATAB_REPORT_PREFIX_MAX + 48)   /* prefix + our longest path */
 
@@ -173,6 +182,12 @@ static void make_entries(const census *c, const char *prefix, entries *l)
             ATAB_UNITS_BYTES, c->atom_use - c->atom_req,
             "Bytes the allocator reserved for dynamic atoms beyond "
             "their requests (usable size minus requested size).");
+    if (c->recycled_req)
+        add(l, prefix, "explicit/atoms/dynamic/recycled", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
+            c->exact ? c->recycled_use : c->recycled_req,
+            "Blocks of atoms a thread's sweep freed, which the thread keeps for "
+            "its next new atoms of the same lengths (until its next sweep, or "
+            "atab_gc).");
     add(l, prefix, "atoms-static-data", ATAB_KIND_NONHEAP, ATAB_UNITS_BYTES,
         c->static_bytes,
         "The static atom sets in use, in read-only data (part of "

@@ -427,6 +427,20 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
 
 /* ---- finding and inserting ---- */
 
+/* A new atom for key k (count 1), in a block this thread kept from its
+** sweep when it has one of that length; or NULL (error set). When an
+** allocation fails while this thread keeps blocks, they are freed and the
+** allocation is tried again: the memory limit counts them. */
+static atab_atom *new_atom(atab_table *t, const atab__key *k)
+{
+    size_t *acct = atab__acct(t);
+    atab__rec *r = acct ? atab__tls_last.rec : NULL;
+    atab_atom *a = atab__atom_new(t, acct, k, r ? atab__recycled_take(r, k->len) : NULL);
+    if (!a && r && atab__recycled_free(t, r))
+        a = atab__atom_new(t, acct, k, NULL);
+    return a;
+}
+
 /* Under the shard's lock: finds the key again (unless `seen`, the shard's
 ** insert count read before a lock-free probe that missed, says no key came
 ** in since), else a static atom (cached in the shard, so later hits are one
@@ -452,10 +466,9 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
             sh->statics++;
         atab__set_error(saved);   /* failing to cache it is benign */
     } else if (insert_new) {
-        size_t *acct = atab__acct(t);
-        atab_atom *na = atab__atom_new(t, acct, k);
+        atab_atom *na = new_atom(t, k);
         if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired) != 0) {
-            atab__atom_free(t, acct, na);
+            atab__atom_free(t, atab__acct(t), na);
             na = NULL;
         }
         a = na;
@@ -794,13 +807,17 @@ static int retire_room(atab_table *t, retire *rt)
 }
 
 /* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
-** unlinked by a sweep, once no reader can still see them. */
+** unlinked by a sweep, once no reader can still see them; with `r` (the
+** sweeping thread's record), r keeps the atoms' blocks for its next new
+** atoms instead. */
 static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
-                          const uint64_t *arrays, size_t n_arrays)
+                          const uint64_t *arrays, size_t n_arrays, atab__rec *r)
 {
     atab__synchronize(t);
     size_t *acct = atab__acct(t);
-    for (size_t i = 0; i < n_atoms; i++)
+    if (r)
+        atab__recycle(t, r, atoms, n_atoms);
+    for (size_t i = 0; i < n_atoms && !r; i++)
         if (atoms[i])
             atab__atom_free(t, acct, atoms[i]);
     for (size_t i = 0; i < n_arrays; i++)
@@ -813,7 +830,7 @@ static void retire_flush(atab_table *t, retire *rt)
     if (!rt->n_atoms && !rt->n_arrays)
         return;
     ATAB__PAUSE("sweep:free", t);
-    free_unlinked(t, rt->atoms, rt->n_atoms, rt->arrays, rt->n_arrays);
+    free_unlinked(t, rt->atoms, rt->n_atoms, rt->arrays, rt->n_arrays, NULL);
     rt->n_atoms = rt->n_arrays = 0;
 }
 
@@ -876,7 +893,7 @@ static size_t sweep(atab_table *t)
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
-    atab__flush_counts(t, 1);   /* spares back, queues emptied: every count is what holders hold */
+    atab__flush_counts(t, 1, NULL, NULL);   /* spares back, queues emptied: every count is what holders hold */
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         do {
             got = sweep_shard(t, &t->shards[i], &rt);
@@ -906,7 +923,7 @@ size_t atab_gc(atab_table *t)
 ** lock, taken once: an atom still at 0 is killed and unlinked, one revived
 ** is only taken off; after one grace period the dead are freed. A shard
 ** the sweep leaves under an eighth used shrinks to half used. */
-static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
+static void sweep_queue(atab_table *t, atab__rec *r, const atab_atom **q, uint32_t n)
 {
     uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
     uint16_t *by_shard = (uint16_t *)(void *)(h + t->queue_cap), start[ATAB__SHARDS + 1] = {0};
@@ -945,7 +962,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
-    free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays);
+    free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, r);
 }
 
 /* A thread whose queue is full sweeps it, and puts it back empty; one that
@@ -957,7 +974,7 @@ static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
     if (__atomic_load_n(&r->queue, __ATOMIC_RELAXED) && !(q = atab__queue_take(r, &n)))
         return;   /* a flusher holds r: later */
     if (n)
-        sweep_queue(t, q, n);
+        sweep_queue(t, r, q, n);
     atab__queue_put(t, r, q);
 }
 
@@ -1096,7 +1113,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         return ATAB_EINVAL;
     }
     memset(out, 0, sizeof *out);
-    atab__flush_counts(t, 0);   /* counts exact: no spares held back */
+    atab__flush_counts(t, 0, NULL, NULL);   /* counts exact: no spares held back */
     atab__table_visit_shards(t, NULL, stats_atom, out);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
@@ -1196,7 +1213,7 @@ int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
     }
-    atab__flush_counts(t, 0);   /* counts exact: no spares held back */
+    atab__flush_counts(t, 0, NULL, NULL);   /* counts exact: no spares held back */
     for (unsigned i = 0; i < ATAB__SHARDS && rc == ATAB_OK; i++)
         rc = foreach_shard(t, &t->shards[i], fn, ud);   /* a failed list: error set */
     return rc;

@@ -199,6 +199,64 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     atab__leave(r);
 }
 
+/* Frees the blocks on lists[0..ATAB__RECYCLE_LENS) (the caller's), their
+** bytes taken from acct (alloc.c). */
+static void free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
+{
+    for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++) {
+        for (atab_atom *a = lists[len], *next; a; a = next) {
+            memcpy(&next, a, sizeof next);
+            atab__free_in(t, acct, a, sizeof(atab_atom) + len + 1);
+        }
+        lists[len] = NULL;
+    }
+}
+
+/* Swaps the lists r keeps with lists[] when no flusher holds r (in a
+** section: the owner's side of the flush protocol, thread.h). */
+static void swap_blocks(atab__rec *r, atab_atom **lists)
+{
+    atab__enter_rec(r);
+    if (atab__cache_ours(r)) {
+        for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++) {
+            atab_atom *old = r->recycled[len];
+            r->recycled[len] = lists[len];
+            lists[len] = old;
+        }
+    }
+    atab__leave(r);
+}
+
+void atab__recycle(atab_table *t, atab__rec *r, atab_atom *const *atoms, size_t n)
+{
+    atab_atom *keep[ATAB__RECYCLE_LENS] = {NULL};
+    for (size_t i = 0; i < n; i++) {
+        atab_atom *a = atoms[i];
+        size_t len = a ? atab_len(a) : 0;
+        if (!a)
+            continue;
+        if (len >= ATAB__RECYCLE_LENS) {
+            atab__atom_free(t, &r->bytes, a);
+            continue;
+        }
+        memcpy(a, &keep[len], sizeof keep[len]);   /* the link overwrites the header */
+        keep[len] = a;
+    }
+    swap_blocks(r, keep);   /* keep[] now holds r's old lists (or, held, the new ones) */
+    free_blocks(t, &r->bytes, keep);
+}
+
+int atab__recycled_free(atab_table *t, atab__rec *r)
+{
+    atab_atom *none[ATAB__RECYCLE_LENS] = {NULL};
+    int any = 0;
+    swap_blocks(r, none);
+    for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
+        any |= none[len] != NULL;
+    free_blocks(t, &r->bytes, none);
+    return any;
+}
+
 /* Frees the queue r's owner could not put back (r is going away). */
 static void free_idle(atab_table *t, atab__rec *r)
 {
@@ -207,11 +265,13 @@ static void free_idle(atab_table *t, atab__rec *r)
     r->idle_q = NULL;
 }
 
-/* Empties and frees r's queue (the caller holds r, and reg_lock unless r
-** is off the table's list). */
+/* Empties and frees r's queue, and frees the blocks it keeps for new
+** atoms (the caller holds r, and reg_lock unless r is off the table's
+** list). */
 static void free_queue(atab_table *t, atab__rec *r)
 {
     const atab_atom **q = r->queue;
+    free_blocks(t, NULL, r->recycled);
     unqueue_all(t, r);
     if (!q)
         return;
@@ -298,7 +358,16 @@ static void give_back_all(atab_table *t, atab__rec *r)
     }
 }
 
-void atab__flush_counts(atab_table *t, int unqueue)
+/* Calls fn for each block r keeps for new atoms (the caller holds r). */
+static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t), void *ud)
+{
+    for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
+        for (const atab_atom *a = r->recycled[len]; a; memcpy(&a, a, sizeof a))
+            fn(ud, a, sizeof(atab_atom) + len + 1);
+}
+
+void atab__flush_counts(atab_table *t, int unqueue,
+                        void (*recycled)(void *, const void *, size_t), void *ud)
 {
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
@@ -310,6 +379,8 @@ void atab__flush_counts(atab_table *t, int unqueue)
         wait_out(r);
         ATAB__PAUSE("flush:record", r);
         give_back_all(t, r);
+        if (recycled)
+            visit_blocks(r, recycled, ud);
         if (unqueue)
             free_queue(t, r);   /* reg_lock held: the reporter sees it or not */
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);

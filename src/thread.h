@@ -50,6 +50,7 @@
 ** reference nobody holds is seen (the count is at this thread's spares)
 ** unless another thread still holds one or keeps one spare. */
 #define ATAB__SPARE_MAX 3u
+#define ATAB__RECYCLE_LENS 48   /* lengths whose dead atoms' blocks a thread keeps */
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
 
@@ -64,6 +65,10 @@ typedef struct atab__rec {
                                  freed by a full sweep's flusher (atomic) */
     const atab_atom *pending; /* the one atom queued while the queue is away */
     const atab_atom **idle_q; /* a queue the owner could not put back (owner only) */
+    atab_atom *recycled[ATAB__RECYCLE_LENS];   /* by length: blocks of atoms this
+                                 thread's queue sweep freed, for its next new atoms,
+                                 linked through their first word (the owner's in a
+                                 section, or a full sweep's flusher's) */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
     atab_table *t;
@@ -188,6 +193,32 @@ ATAB__HIDDEN const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n);
 ** or NULL: makes one. Its owner's, outside sections. */
 ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q);
 
+/* A block for a new atom of len bytes, from those r keeps (the blocks of
+** atoms of that length its queue sweep freed), or NULL. Its owner's,
+** outside sections. */
+static inline atab_atom *atab__recycled_take(atab__rec *r, size_t len)
+{
+    atab_atom *a = NULL;
+    if (len >= ATAB__RECYCLE_LENS)
+        return NULL;
+    atab__enter_rec(r);
+    if (atab__cache_ours(r) && (a = r->recycled[len]) != NULL)
+        memcpy(&r->recycled[len], a, sizeof a);   /* the next block */
+    atab__leave(r);
+    return a;
+}
+
+/* Keeps the blocks of atoms[0..n) (NULL entries skipped; atoms a queue
+** sweep of r's unlinked, past a grace period) for r's next new atoms, and
+** frees those r kept before, which no new atom took since. Its owner's,
+** outside sections. */
+ATAB__HIDDEN void atab__recycle(atab_table *t, atab__rec *r, atab_atom *const *atoms, size_t n);
+
+/* Frees the blocks r keeps for new atoms (when an allocation failed: the
+** memory limit counts them). Non-zero when there were any. Its owner's,
+** outside sections. */
+ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
+
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
@@ -200,9 +231,13 @@ ATAB__HIDDEN size_t *atab__acct(atab_table *t);
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
 /* Gives every record's spares back to the counts, so each count is exact
 ** (until the next hit); with `unqueue`, also empties and frees every
-** queue (its atoms at 0 left for a full sweep). Waits only for sections in
-** progress. */
-ATAB__HIDDEN void atab__flush_counts(atab_table *t, int unqueue);
+** queue (its atoms at 0 left for a full sweep) and the blocks each record
+** keeps for new atoms; with `recycled`, calls it for each such block
+** (recycled(ud, block, bytes): for the reporter) while its record is held.
+** Waits only for sections in progress. */
+ATAB__HIDDEN void atab__flush_counts(atab_table *t, int unqueue,
+                                     void (*recycled)(void *, const void *, size_t),
+                                     void *ud);
 /* Registers the table (its id) and initialises its records' state. */
 ATAB__HIDDEN void atab__threads_init(atab_table *t);
 /* Unregisters the table and frees its records; no thread may use it. */

@@ -277,6 +277,76 @@ static void the_memory_limit_refuses_what_would_pass_it(void **state)
     assert_int_equal(c.live, 0);
 }
 
+/* atab_report callback: the amount of the entry at path *(const char **)ud
+** into the int64_t after it (left as it was when there is none). */
+typedef struct amount_at {
+    const char *path;
+    int64_t amount;
+} amount_at;
+
+static int take_amount(void *ud, const char *path, int kind, int units, int64_t amount,
+                       const char *desc)
+{
+    amount_at *a = ud;
+    (void)kind; (void)units; (void)desc;
+    if (strcmp(path, a->path) == 0)
+        a->amount = amount;
+    return 0;
+}
+
+static int64_t recycled_bytes(atab_table *t)
+{
+    amount_at a = {"explicit/atoms/dynamic/recycled", 0};
+    assert_int_equal(atab_report(t, take_amount, &a), ATAB_OK);
+    return a.amount;
+}
+
+/* The blocks a thread keeps from its sweeps count against the memory
+** limit; when a new atom would pass it, they are freed first and the atom
+** is made if that makes room. */
+static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.allocator = &al;
+    o.memory_limit = 48 * 1024;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    char buf[64];
+    for (int i = 0; i < 256; i++) {   /* a queue's worth of 10-byte atoms, swept */
+        snprintf(buf, sizeof buf, "dead-%05d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    }
+    assert_int_equal(recycled_bytes(t), 256 * (8 + 10 + 1));
+    enum { MAX = 10000 };
+    static const atab_atom *kept[MAX];
+    int n = 0, refused = 0;
+    for (int tried = 0; tried < 4 * MAX && refused < 200 && n < MAX; tried++) {
+        snprintf(buf, sizeof buf, "a-longer-held-key-%06d", tried);   /* 24 bytes */
+        if ((kept[n] = atab_intern_cstr(t, buf)) != NULL)
+            n++, refused = 0;
+        else
+            refused++;
+    }
+    assert_true(n > 100 && n < MAX && refused == 200);
+    assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+    assert_int_equal(recycled_bytes(t), 0);   /* given way before the first refusal */
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_true(st.bytes <= o.memory_limit);
+    assert_int_equal(st.bytes, c.bytes);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(atab_release(t, kept[i]), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
 ** and a saturated atom is never freed. */
 static void reference_counts_saturate_and_never_wrap(void **state)
@@ -431,6 +501,7 @@ int main(void)
         cmocka_unit_test(invalid_utf16_short_and_long),
         cmocka_unit_test(a_lookup_miss_leaves_no_stale_error),
         cmocka_unit_test(the_memory_limit_refuses_what_would_pass_it),
+        cmocka_unit_test(kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),

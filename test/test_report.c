@@ -390,6 +390,152 @@ static void slop_is_left_out_when_the_allocator_cannot_tell(void **state)
     check_slop_left_out(&al, &c);
 }
 
+/* The counting allocator, also counting the blocks of one size. */
+typedef struct sized_alloc {
+    counting_alloc c;
+    size_t size;
+    long allocs, live;   /* of that size */
+} sized_alloc;
+
+static void *sa_alloc(void *ud, size_t size)
+{
+    sized_alloc *s = ud;
+    void *p = ca_alloc(&s->c, size);
+    if (p && size == s->size)
+        s->allocs++, s->live++;
+    return p;
+}
+
+static void sa_free(void *ud, void *p, size_t size)
+{
+    sized_alloc *s = ud;
+    if (p && size == s->size)
+        s->live--;
+    ca_free(&s->c, p, size);
+}
+
+static size_t sa_usable(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p;
+    return size;
+}
+
+/* A table whose threads sweep their queues every `threshold` atoms. */
+static atab_table *sweeping_table(const atab_allocator *al, size_t threshold)
+{
+    atab_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
+    o.seed = 42;
+    o.allocator = al;
+    o.sweep_threshold = threshold;
+    return atab_table_new(&o);
+}
+
+/* Interns and releases n new strings of 10 bytes ("dead-NNNNN"), from
+** `from` on; their addresses go to seen[] when given. */
+static void churn_10(atab_table *t, int from, int n, const atab_atom **seen)
+{
+    char buf[16];
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "dead-%05d", from + i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        assert_non_null(a);
+        if (seen)
+            seen[i] = a;
+        assert_int_equal(atab_release(t, a), ATAB_OK);
+    }
+}
+
+static int seen_before(const atab_atom *a, const atab_atom *const *seen, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (seen[i] == a)
+            return 1;
+    return 0;
+}
+
+/* The atoms a thread's queue sweep frees are kept, as blocks, for its next
+** new atoms of the same length: no allocation for those, every block freed
+** with the size it was allocated with, reported while kept, and given back
+** by atab_gc. */
+static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **state)
+{
+    (void)state;
+    sized_alloc sa = {{0}, 8 + 10 + 1, 0, 0};
+    counting_alloc *c = &sa.c;
+    atab_allocator al = {sa_alloc, sa_free, sa_usable, &sa};
+    atab_table *t = sweeping_table(&al, 64);
+    const atab_atom *dead[64], *held[10];
+    got g;
+    assert_non_null(t);
+    churn_10(t, 0, 64, dead);   /* the 64th release fills the queue: swept */
+    assert_int_equal(atab_count(t), 0);
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * (8 + 10 + 1));
+    assert_int_equal(heap_total(&g), c->bytes);   /* everything allocated is reported */
+    assert_int_equal(sa.live, 64);
+    long allocs = sa.allocs;
+    char buf[16];
+    for (int i = 0; i < 10; i++) {   /* same length: the dead atoms' blocks */
+        snprintf(buf, sizeof buf, "live-%05d", i);
+        held[i] = atab_intern_cstr(t, buf);
+        assert_non_null(held[i]);
+        assert_string_equal(atab_chars(held[i]), buf);
+        assert_int_equal(atab_len(held[i]), 10);
+        assert_true(seen_before(held[i], dead, 64));
+    }
+    assert_int_equal(sa.allocs, allocs);   /* no atom allocated */
+    sa.size = 8 + 27 + 1;
+    const atab_atom *other = atab_intern_cstr(t, "a-longer-one-of-27-bytes-xx");
+    assert_non_null(other);   /* no block of its length: allocated */
+    assert_int_equal(sa.allocs, allocs + 1);
+    for (int i = 0; i < 10; i++)
+        assert_ptr_equal(atab_intern_cstr(t, atab_chars(held[i])), held[i]);
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 54 * (8 + 10 + 1));
+    assert_int_equal(amount_of(&g, "atoms-dynamic"), 11);
+    assert_int_equal(heap_total(&g), c->bytes);
+    atab_gc(t);
+    report_into(t, &g);
+    assert_null(find(&g, "explicit/atoms/dynamic/recycled"));
+    assert_int_equal(heap_total(&g), c->bytes);
+    for (int i = 0; i < 10; i++) {   /* interned twice each */
+        assert_int_equal(atab_release(t, held[i]), ATAB_OK);
+        assert_int_equal(atab_release(t, held[i]), ATAB_OK);
+    }
+    assert_int_equal(atab_release(t, other), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c->live, 0);
+    assert_false(c->size_mismatch);   /* each block freed at its allocated size */
+}
+
+/* A thread's next sweep frees the blocks no new atom took since its last
+** one: what a thread keeps is at most one queue's worth. */
+static void blocks_no_new_atom_took_are_freed_at_the_next_sweep(void **state)
+{
+    (void)state;
+    sized_alloc sa = {{0}, 8 + 10 + 1, 0, 0};
+    atab_allocator al = {sa_alloc, sa_free, sa_usable, &sa};
+    atab_table *t = sweeping_table(&al, 64);
+    got g;
+    assert_non_null(t);
+    churn_10(t, 0, 64, NULL);
+    assert_int_equal(sa.live, 64);
+    char buf[32];
+    for (int i = 0; i < 64; i++) {   /* another length: none of the blocks fits */
+        snprintf(buf, sizeof buf, "twelve-%05d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    }
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * (8 + 12 + 1));
+    assert_int_equal(heap_total(&g), sa.c.bytes);
+    assert_int_equal(sa.live, 0);   /* the first sweep's blocks: freed */
+    atab_table_free(t);
+    assert_int_equal(sa.c.live, 0);
+    assert_false(sa.c.size_mismatch);
+}
+
 /* ---- counts ---- */
 
 static void counts_report_dynamic_unused_static_and_handles(void **state)
@@ -1197,6 +1343,8 @@ int main(void)
         cmocka_unit_test(heap_entries_match_jemalloc_stats_allocated),
         cmocka_unit_test(default_slop_is_malloc_usable_size_minus_the_request),
         cmocka_unit_test(slop_is_left_out_when_the_allocator_cannot_tell),
+        cmocka_unit_test(a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back),
+        cmocka_unit_test(blocks_no_new_atom_took_are_freed_at_the_next_sweep),
         cmocka_unit_test(counts_report_dynamic_unused_static_and_handles),
         cmocka_unit_test(the_strict_parser_rejects_bad_json),
         cmocka_unit_test(json_parses_and_has_every_key),
