@@ -64,9 +64,10 @@ static uint64_t atom_hash(const atab_table *t, const atab_atom *a)
     return table_hash(t, atab_chars(a), atab_len(a));
 }
 
-static inline atab__arr shard_arr(const atab__shard *sh)
+/* The array of hash h's shard, for a lock-free reader. */
+static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
 {
-    return atab__arr_of(__atomic_load_n(&sh->arr, __ATOMIC_ACQUIRE));
+    return atab__arr_of(__atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE));
 }
 
 /* ---- the probe: one walk, three kinds of key ---- */
@@ -191,7 +192,7 @@ static unsigned next_code(unsigned code)
 /* Slots in a shard's array; 0 with none. */
 static size_t shard_cap(const atab__shard *sh)
 {
-    return is_array(sh->arr) ? atab__arr_cap(atab__arr_of(sh->arr)) : 0;
+    return is_array(*sh->arr) ? atab__arr_cap(atab__arr_of(*sh->arr)) : 0;
 }
 
 static void set_ctrl(atab__arr v, size_t i, unsigned byte)
@@ -322,7 +323,7 @@ static uint64_t new_block(atab_table *t, unsigned code)
 ** stays (a failed rebuild is benign, it only costs speed). */
 static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
-    uint64_t old = sh->arr, word = atab__no_arr();
+    uint64_t old = *sh->arr, word = atab__no_arr();
     atab_status saved = atab_last_error();
     for (unsigned tries = 0; code; tries++, code = next_code(code)) {
         uint64_t blk = new_block(t, code);
@@ -337,7 +338,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
         if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || next_code(code) >= ATAB__MAX_CODE)
             break;
     }
-    __atomic_store_n(&sh->arr, word, __ATOMIC_RELEASE);
+    __atomic_store_n(sh->arr, word, __ATOMIC_RELEASE);
     return old;
 }
 
@@ -398,13 +399,13 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
 {
     if (reserve(t, sh, retired) != 0)
         return -1;
-    atab__arr v = atab__arr_of(sh->arr);
+    atab__arr v = atab__arr_of(*sh->arr);
     int overflow = 0;
     size_t i = find_free(v, h, &overflow);
     if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
         i = kick(t, v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
-        unsigned code = is_array(sh->arr) ? next_code(code_of(sh->arr)) : 16;
+        unsigned code = is_array(*sh->arr) ? next_code(code_of(*sh->arr)) : 16;
         unsigned want = code_for((size_t)sh->used + 1);
         atab_status saved = atab_last_error();
         uint64_t old = UINT64_MAX;
@@ -413,15 +414,14 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
         if (old != UINT64_MAX)
             *retired = old;
         atab__set_error(saved);
-        v = atab__arr_of(sh->arr);
+        v = atab__arr_of(*sh->arr);
         overflow = 1;
         i = find_free(v, h, &overflow);
         if (overflow == 2)   /* probes must look past B: before the key is there */
-            __atomic_store_n(&sh->arr, sh->arr | ATAB__ARR_OVERFLOW, __ATOMIC_RELEASE);
+            __atomic_store_n(sh->arr, *sh->arr | ATAB__ARR_OVERFLOW, __ATOMIC_RELEASE);
     }
     put(v, i, s, h);
     sh->used++;
-    __atomic_store_n(&sh->inserts, sh->inserts + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -441,14 +441,12 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     return a;
 }
 
-/* Under the shard's lock: finds the key again (unless `seen`, the shard's
-** insert count read before a lock-free probe that missed, says no key came
-** in since), else a static atom (cached in the shard, so later hits are one
+/* Under the shard's lock: finds the key again, else a static atom (cached in the shard, so later hits are one
 ** lock-free probe), else with `insert` a new atom. A dynamic atom found
 ** gets a reference on its count. Called outside any section: the grace
 ** period after a rebuild waits for them. */
 static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
-                                              const char *u8, int insert_new, uint64_t seen)
+                                              const char *u8, int insert_new)
 {
     atab__shard *sh = shard_of(t, k->hash);
     uint64_t retired = 0;
@@ -456,9 +454,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     const atab_atom *a = NULL;
 
     pthread_mutex_lock(&sh->lock);
-    if (seen != (uint64_t)sh->inserts)
-        a = probe(atab__arr_of(sh->arr), k->hash, match_key, k, NULL);
-    if (a) {
+    if ((a = probe(atab__arr_of(*sh->arr), k->hash, match_key, k, NULL)) != NULL) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
     } else if ((a = atab__static_lookup(t, u8, k->len)) != NULL) {
@@ -488,19 +484,11 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
 ** unless a static atom not yet cached could match (the sets are immutable:
 ** asking them takes no lock); an intern takes the lock. */
 static __attribute__((noinline)) const atab_atom *
-after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new, uint64_t seen)
+after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new)
 {
     if (!insert_new && !atab__static_lookup(t, u8, k->len))
         return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
-    return find_or_insert_locked(t, k, u8, insert_new, seen);
-}
-
-#define UNSEEN UINT64_MAX   /* no insert count read: look again under the lock */
-
-/* The shard's insert count, read before a probe (for find_or_insert_locked). */
-static inline uint64_t inserts_of(const atab__shard *sh)
-{
-    return __atomic_load_n(&sh->inserts, __ATOMIC_ACQUIRE);
+    return find_or_insert_locked(t, k, u8, insert_new);
 }
 
 /* This thread's record on t: the one used last, else a lookup. */
@@ -518,17 +506,15 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
 {
     atab__rec *r = rec_of(t);
     if (ATAB__UNLIKELY(!r))
-        return find_or_insert_locked(t, k, u8, insert_new, UNSEEN);
+        return find_or_insert_locked(t, k, u8, insert_new);
     atab__enter_rec(r);
-    atab__shard *sh = shard_of(t, k->hash);
-    uint64_t seen = inserts_of(sh);
-    atab__arr v = shard_arr(sh);
+    atab__arr v = shard_arr(t, k->hash);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = probe(v, k->hash, match_key, k, NULL);
     if (a && !atab_is_static(a) && atab__ref(r, a) != 0)
-        a = NULL, seen = UNSEEN;   /* killed by a sweep: absent */
+        a = NULL;   /* killed by a sweep: absent */
     atab__leave(r);
-    return a ? a : after_miss(t, k, u8, insert_new, seen);
+    return a ? a : after_miss(t, k, u8, insert_new);
 }
 
 /* The short-key path's ways out, out of line so the hit path below saves
@@ -541,13 +527,12 @@ short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_n
 }
 
 static __attribute__((noinline)) const atab_atom *
-short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new,
-             uint64_t seen)
+short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
     if (!insert_new && len > t->static_maxlen)
         return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
     atab__key k = {s, NULL, 0, len, h};
-    return after_miss(t, &k, s, insert_new, seen);
+    return after_miss(t, &k, s, insert_new);
 }
 
 /* A found atom's end of the short-key path: its reference, then leave. */
@@ -557,28 +542,24 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
 {
     if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
         atab__leave(r);   /* killed by a sweep: absent */
-        return short_missed(t, s, len, h, insert_new, UNSEEN);
+        return short_missed(t, s, len, h, insert_new);
     }
     atab__leave(r);
     return a;
 }
 
-/* The short-key path past group A, in this thread's open section (the
-** shard's array, read again, may be a newer one: as good to probe): out of
-** line and reached by a tail call, so the hit path keeps no register for
-** it (4 keys in 10 sit in group B). */
 /* The short-key path past both groups, in an array whose keys overflowed
-** (rare), in this thread's open section. */
+** (rare), in this thread's open section (the shard's array, read again,
+** may be a newer one: as good to probe). */
 static __attribute__((noinline)) const atab_atom *
-short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new,
-             uint64_t seen)
+short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
     short_key k = {s, len};
-    const atab_atom *a = probe_from_b(shard_arr(shard_of(t, h)), h, match_short, &k, NULL);
+    const atab_atom *a = probe_from_b(shard_arr(t, h), h, match_short, &k, NULL);
     if (a)
         return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
     atab__leave(atab__tls_last.rec);
-    return short_missed(t, s, len, h, insert_new, seen);
+    return short_missed(t, s, len, h, insert_new);
 }
 
 /* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
@@ -592,9 +573,7 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
                                                              or readers must fence */
     short_key k = {s, len};
     atab__enter_rec_nofence(atab__tls_last.rec);
-    atab__shard *sh = shard_of(t, h);
-    uint64_t seen = inserts_of(sh);
-    atab__arr v = shard_arr(sh);
+    atab__arr v = shard_arr(t, h);
     size_t ga = atab__h_group(h, v.ngroups), gb;
     const atab_atom *a = group_find(v, ga, atab__group_read(v, ga, atab__h_ctrl(h)).match, h,
                                     match_short, &k, NULL);
@@ -602,9 +581,9 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
                !(a = group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h,
                                 match_short, &k, NULL)))) {
         if (ATAB__UNLIKELY(v.overflow))
-            return short_past_b(t, s, len, h, insert_new, seen);
+            return short_past_b(t, s, len, h, insert_new);
         atab__leave(atab__tls_last.rec);
-        return short_missed(t, s, len, h, insert_new, seen);
+        return short_missed(t, s, len, h, insert_new);
     }
     return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
 }
@@ -853,7 +832,7 @@ static void shrink_to(atab_table *t, atab__shard *sh, unsigned code, uint64_t *a
 ** are no reason: inserts reuse them, and they lengthen no probe (erase). */
 static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 {
-    if (is_array(sh->arr) && 4 * (size_t)sh->used < shard_cap(sh))
+    if (is_array(*sh->arr) && 4 * (size_t)sh->used < shard_cap(sh))
         shrink_to(t, sh, sh->used ? code_for(sh->used) : 0, rt->arrays, &rt->n_arrays);
 }
 
@@ -864,7 +843,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
     size_t freed = 0;
     pthread_mutex_lock(&sh->lock);
-    atab__arr v = atab__arr_of(sh->arr);
+    atab__arr v = atab__arr_of(*sh->arr);
     for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
         if (!atab__slot_full(v, i))
             continue;
@@ -943,7 +922,7 @@ static void sweep_queue(atab_table *t, atab__rec *r, const atab_atom **q, uint32
             uint32_t i = by_shard[k];
             ATAB__PAUSE("queue:kill", q[i]);
             if (atab__count_unqueue(q[i], 1) == ATAB__REF_DEAD) {
-                atab__arr v = atab__arr_of(sh->arr);
+                atab__arr v = atab__arr_of(*sh->arr);
                 size_t at;
                 if (probe(v, h[i], match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
                     erase(sh, v, at);
@@ -1003,7 +982,7 @@ static int owns_atom(atab_table *t, const atab_atom *a)
     uint64_t h = atom_hash(t, a);
     atab__shard *sh = shard_of(t, h);
     pthread_mutex_lock(&sh->lock);
-    int found = probe(atab__arr_of(sh->arr), h, match_atom, a, NULL) != NULL;
+    int found = probe(atab__arr_of(*sh->arr), h, match_atom, a, NULL) != NULL;
     pthread_mutex_unlock(&sh->lock);
     return found;
 }
@@ -1072,9 +1051,9 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
         pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
-        atab__arr v = atab__arr_of(sh->arr);
-        if (is_array(sh->arr) && array_fn)
-            array_fn(ud, v.base, atab__code_bytes(code_of(sh->arr)));
+        atab__arr v = atab__arr_of(*sh->arr);
+        if (is_array(*sh->arr) && array_fn)
+            array_fn(ud, v.base, atab__code_bytes(code_of(*sh->arr)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
@@ -1086,7 +1065,7 @@ size_t atab__table_unqueue_locked(atab_table *t)
 {
     size_t zeros = 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        atab__arr v = atab__arr_of(t->shards[i].arr);
+        atab__arr v = atab__arr_of(t->arrs[i]);
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
             const atab_atom *a;
             if (atab__slot_full(v, j) && !atab_is_static(a = atab__slot_atom(*atab__slot_ptr(v, j))) &&
@@ -1155,7 +1134,7 @@ typedef struct seen_atom {
 ** with a reference; how many. Never dead under the lock. */
 static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
 {
-    atab__arr arr = atab__arr_of(sh->arr);
+    atab__arr arr = atab__arr_of(*sh->arr);
     size_t n = 0;
     for (size_t j = 0; j < atab__arr_cap(arr) && n < cap; j++) {
         const atab_atom *a;
@@ -1311,7 +1290,8 @@ static int table_init(atab_table *t, const atab_options *o)
     t->memory_limit = o->memory_limit;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         pthread_mutex_init(&t->shards[i].lock, NULL);
-        t->shards[i].arr = atab__no_arr();
+        t->arrs[i] = atab__no_arr();
+        t->shards[i].arr = &t->arrs[i];
     }
     pthread_mutex_init(&t->sweep_lock, NULL);
     atab__threads_init(t);
@@ -1358,7 +1338,7 @@ static void table_destroy(atab_table *t)
     atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__arr v = atab__arr_of(sh->arr);
+        atab__arr v = atab__arr_of(*sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
             if (!atab__slot_full(v, j))
                 continue;
@@ -1366,7 +1346,7 @@ static void table_destroy(atab_table *t)
             if (!atab_is_static(a))
                 atab__atom_free(t, NULL, (atab_atom *)a);
         }
-        free_arr(t, sh->arr);
+        free_arr(t, *sh->arr);
         pthread_mutex_destroy(&sh->lock);
     }
     pthread_mutex_destroy(&t->sweep_lock);

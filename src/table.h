@@ -254,38 +254,43 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 
 /* ---- the table ---- */
 
+/* A shard's writers' state, on lines that lock-free readers never read:
+** they find the slot array by t->arrs[], a read-mostly array. */
 typedef struct atab__shard {
     pthread_mutex_t lock;
-    uint64_t arr;      /* flag, code and block address, or atab__no_arr() */
-    uint32_t inserts;  /* keys inserted, mod 2^32 (atomic; see table.c) */
+    uint64_t *arr;     /* its array's word, &t->arrs[i]: written under the lock */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t statics;  /* cached static atoms among `used` */
-} __attribute__((aligned(64))) atab__shard;   /* one cache line on LP64 glibc */
-_Static_assert(sizeof(atab__shard) <= 64 || sizeof(pthread_mutex_t) > 40, "a shard is a line");
+} atab__shard;
 
 struct atab_table {
-    atab__shard shards[ATAB__SHARDS];
-    atab_allocator alloc;
-    uint64_t seed;
+    /* What every hit reads, on lines only rebuilds write. */
+    uint64_t arrs[ATAB__SHARDS];   /* each shard's array: flag, code and block
+                                      address, or atab__no_arr() (atomic) */
     atab__hkeys hkeys;          /* the seed's keys for short keys' hash */
-    uint64_t id;                /* unique per table, never reused */
     uint64_t fast_id;           /* id while readers need no fence of their own
                                    (membarrier), else ATAB__FENCED, which no
                                    thread's last record has: the hit path's check */
+    uint64_t id;                /* unique per table, never reused */
+    uint64_t seed;
+    atab_allocator alloc;
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
-    size_t bytes;               /* requested bytes in use but the shards' (atomic) */
-    size_t unused;              /* estimate of atoms at count 0 (atomic) */
     uint32_t zero_batch;        /* zeros a record gathers before adding them */
     uint32_t queue_cap;         /* atoms on a thread's queue before it sweeps them;
                                    0: no queues */
-    size_t misuse;              /* atoms found over-released, kept (atomic) */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
     const atab_static_set **sets;
     size_t n_sets;
-    size_t hstate;              /* handles << 1 | closing (atomic; table.c) */
     void *host_cache;           /* external.c's cache, or NULL */
     void *raw;                  /* the allocation holding this (aligned) table */
+    /* What writers write. */
+    atab__shard shards[ATAB__SHARDS] __attribute__((aligned(64)));
+    size_t bytes __attribute__((aligned(64)));   /* requested bytes in use but the
+                                                    shards' (atomic) */
+    size_t unused;              /* estimate of atoms at count 0 (atomic) */
+    size_t misuse;              /* atoms found over-released, kept (atomic) */
+    size_t hstate;              /* handles << 1 | closing (atomic; table.c) */
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */

@@ -29,12 +29,19 @@
 ** (atom.h: QUEUED). When the queue is full, the thread sweeps it after the
 ** section (table.c): under each atom's shard lock, an atom still at 0 is
 ** killed and unlinked, one that was revived is only taken off; one grace
-** period later the dead are freed. Unused atoms are freed by the threads
-** that left them unused, a batch at a time, while they are still in their
-** caches, and no thread waits for another's garbage. A queue is the
+** period later the dead are freed (their blocks kept: below). Unused atoms
+** are freed by the threads that left them unused, a batch at a time, while
+** they are still in their caches, and no thread waits for another's
+** garbage. A queue is the
 ** owner's, or a flusher's while it holds the record; to sweep it, the
 ** owner takes it away (in a section) and puts it back after, and a full
 ** sweep's flusher empties and frees whatever queue a record holds.
+**
+** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
+** blocks kept by length (r->recycled), for its next new atoms of those
+** lengths; the next queue sweep frees those no new atom took. They follow
+** the queue's rule: the owner's in a section while no flusher holds the
+** record, and a full sweep's flusher frees them.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H

@@ -551,14 +551,14 @@ static void *do_grow(void *arg)
 {
     grow_case *c = arg;
     atab__shard *sh = &c->t->shards[c->shard];
-    uint64_t old = __atomic_load_n(&sh->arr, __ATOMIC_ACQUIRE);
+    uint64_t old = __atomic_load_n(sh->arr, __ATOMIC_ACQUIRE);
     char buf[32];
     for (int i = 0; i < 1000000 && !c->grew; i++) {
         snprintf(buf, sizeof buf, "fill%d", i);
         if (shard_of_key(c->t, buf) != c->shard)
             continue;
         atab_intern_cstr(c->t, buf);   /* held: the table keeps growing */
-        c->grew = __atomic_load_n(&sh->arr, __ATOMIC_ACQUIRE) != old;
+        c->grew = __atomic_load_n(sh->arr, __ATOMIC_ACQUIRE) != old;
     }
     return NULL;
 }
@@ -578,7 +578,7 @@ static void grow_schedule(int pause_r, int r_first, int g_goes_first)
     c.t = race_table(&al);
     const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
     c.shard = shard_of_key(c.t, READ_KEY);
-    uint64_t old = c.t->shards[c.shard].arr;
+    uint64_t old = c.t->arrs[c.shard];
     assert_true((old & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots);   /* a real array */
     int old_blk = wa_watch(&wa, atab__arr_of(old).base);
     pause_at *pr = pause_r ? pause_arm("probe:array", ROLE_A, c.t) : NULL;
@@ -589,7 +589,7 @@ static void grow_schedule(int pause_r, int r_first, int g_goes_first)
     }
     worker_start(&g, ROLE_B, do_grow, &c);
     pause_wait(pg);
-    assert_true(c.t->shards[c.shard].arr != old);   /* the new array is published */
+    assert_true(c.t->arrs[c.shard] != old);   /* the new array is published */
     assert_int_equal(wa_frees(&wa, old_blk), 0);
     if (!pause_r) {   /* R reads through, on the new array */
         worker_start(&r, ROLE_A, do_read, &c);
