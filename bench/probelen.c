@@ -18,7 +18,7 @@
 /* Groups a hit of the key in slot i of shard sh reads. */
 static unsigned groups_read(const atab_table *t, const atab__shard *sh, size_t i)
 {
-    atab__arr v = atab__arr_of(sh->arr);
+    atab__arr v = atab__arr_of(*sh->arr);
     const atab_atom *a = atab__slot_atom(*atab__slot_ptr(v, i));
     uint64_t h = atab__hash_bytes(t->seed, atab_chars(a), atab_len(a));
     size_t g = i / ATAB__GROUP, ga = atab__h_group(h, v.ngroups), gb = atab__h_group2(h, v.ngroups);
@@ -39,8 +39,8 @@ static dist measure(const atab_table *t)
     memset(&d, 0, sizeof d);
     for (unsigned s = 0; s < ATAB__SHARDS; s++) {
         const atab__shard *sh = &t->shards[s];
-        atab__arr v = atab__arr_of(sh->arr);
-        if ((sh->arr & ATAB__ARR_ADDR) == (uintptr_t)atab__no_slots)
+        atab__arr v = atab__arr_of(*sh->arr);
+        if ((*sh->arr & ATAB__ARR_ADDR) == (uintptr_t)atab__no_slots)
             continue;
         cap += atab__arr_cap(v);
         for (size_t i = 0; i < atab__arr_cap(v); i++) {

@@ -57,7 +57,7 @@
 ** reference nobody holds is seen (the count is at this thread's spares)
 ** unless another thread still holds one or keeps one spare. */
 #define ATAB__SPARE_MAX 3u
-#define ATAB__RECYCLE_LENS 48   /* lengths whose dead atoms' blocks a thread keeps */
+#define ATAB__RECYCLE_LENS 32   /* lengths whose dead atoms' blocks a thread keeps */
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
 

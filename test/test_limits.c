@@ -307,6 +307,9 @@ static int64_t recycled_bytes(atab_table *t)
 static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
 {
     (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, nothing recycled */
+#endif
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_options o;

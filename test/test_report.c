@@ -462,6 +462,9 @@ static int seen_before(const atab_atom *a, const atab_atom *const *seen, int n)
 static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **state)
 {
     (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, nothing recycled */
+#endif
     sized_alloc sa = {{0}, 8 + 10 + 1, 0, 0};
     counting_alloc *c = &sa.c;
     atab_allocator al = {sa_alloc, sa_free, sa_usable, &sa};
@@ -515,6 +518,9 @@ static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **
 static void blocks_no_new_atom_took_are_freed_at_the_next_sweep(void **state)
 {
     (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, nothing recycled */
+#endif
     sized_alloc sa = {{0}, 8 + 10 + 1, 0, 0};
     atab_allocator al = {sa_alloc, sa_free, sa_usable, &sa};
     atab_table *t = sweeping_table(&al, 64);
