@@ -23,8 +23,12 @@
 ** unless they contend, so it says something even on a busy or small
 ** machine, where Mops/s cannot scale.
 **
+** --sweep-threshold N: the table's sweep threshold (default 10,000; a
+** thread's queue holds min(N, 1,024) atoms, so below 1,024 its sweeps, and
+** their grace periods, come more often).
+**
 ** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]
-**                    [--reps 3] [--json] FILE
+**                    [--reps 3] [--sweep-threshold N] [--json] FILE
 */
 #include <pthread.h>
 #include <stdint.h>
@@ -173,6 +177,8 @@ static int cmp_dbl(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int threads[16], nt = 0, ms = 300, reps = 3, json = 0, i, modes[NMODES], nm = 0;
+    atab_options opts;
+    memset(&opts, 0, sizeof opts);
     const char *list = "1,2,4,8,16", *mlist = "hit,same,mix";
     for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
@@ -183,6 +189,8 @@ int main(int argc, char **argv)
             ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--sweep-threshold") == 0 && i + 1 < argc)
+            opts.sweep_threshold = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else
@@ -201,7 +209,7 @@ int main(int argc, char **argv)
         want_samedyn |= modes[m] == MODE_SAMEDYN;
     if (i + 1 != argc || nt == 0 || nm == 0 || ms < 1 || reps < 1 || reps > 99) {
         fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix]"
-                        " [--ms 300] [--reps 3] [--json] FILE\n");
+                        " [--ms 300] [--reps 3] [--sweep-threshold N] [--json] FILE\n");
         return 2;
     }
     tokens k;
@@ -209,7 +217,8 @@ int main(int argc, char **argv)
     shared sh;
     memset(&sh, 0, sizeof sh);
     sh.k = &k;
-    sh.t = atab_table_new(NULL);
+    if (!(sh.t = atab_table_new(&opts)))
+        return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
     tokens_warm(sh.t, &k, "atomthreads");   /* every distinct token held once */
     for (int j = 0; j < 4; j++) {
         sh.same[j] = k.s[j], sh.same_len[j] = k.len[j];
