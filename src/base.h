@@ -1,7 +1,8 @@
 /*
 ** base.h - what every file of the library shares: visibility and branch
-** hints, the thread's last error (error.c), and allocation counted against
-** the table's memory limit (alloc.c). Nothing here is installed.
+** hints, the thread's last error (error.c), allocation counted against
+** the table's memory limit (alloc.c), and the shards' lock (lock.c).
+** Nothing here is installed.
 */
 #ifndef ATAB_BASE_H
 #define ATAB_BASE_H
@@ -34,5 +35,30 @@ ATAB__HIDDEN void atab__free_in(atab_table *t, size_t *acct, void *p, size_t siz
 ATAB__HIDDEN size_t atab__bytes(atab_table *t);
 /* Usable size of a block from the table's allocator; 0 when unknown. */
 ATAB__HIDDEN size_t atab__usable(const atab_table *t, const void *p, size_t size);
+
+/* A lock of one word, for the shards: 0 free, 1 held, 2 held with a
+** thread asleep on it (a futex on Linux). Taking and dropping it is one
+** atomic read-modify-write each, inline; a taker that finds it held spins
+** briefly, then sleeps. Never recursive; no owner is recorded. */
+typedef struct atab__lock {
+    uint32_t word;
+} atab__lock;
+
+ATAB__HIDDEN void atab__lock_wait(atab__lock *l);
+ATAB__HIDDEN void atab__lock_wake(atab__lock *l);
+
+static inline void atab__lock_take(atab__lock *l)
+{
+    uint32_t free_ = 0;
+    if (!__atomic_compare_exchange_n(&l->word, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        atab__lock_wait(l);
+}
+
+static inline void atab__lock_drop(atab__lock *l)
+{
+    if (ATAB__UNLIKELY(__atomic_exchange_n(&l->word, 0, __ATOMIC_RELEASE) == 2))
+        atab__lock_wake(l);
+}
 
 #endif /* ATAB_BASE_H */

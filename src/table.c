@@ -453,7 +453,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     atab_status saved = atab_last_error();
     const atab_atom *a = NULL;
 
-    pthread_mutex_lock(&sh->lock);
+    atab__lock_take(&sh->lock);
     if ((a = probe(atab__arr_of(*sh->arr), k->hash, match_key, k, NULL)) != NULL) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
@@ -471,7 +471,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     } else {
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
-    pthread_mutex_unlock(&sh->lock);
+    atab__lock_drop(&sh->lock);
     if (retired) {   /* readers may be on the old array: wait, then free */
         ATAB__PAUSE("grow:free", t);
         atab__synchronize(t);
@@ -842,7 +842,7 @@ static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
     size_t freed = 0;
-    pthread_mutex_lock(&sh->lock);
+    atab__lock_take(&sh->lock);
     atab__arr v = atab__arr_of(*sh->arr);
     for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
         if (!atab__slot_full(v, i))
@@ -859,7 +859,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
     }
     if (freed)
         shrink(t, sh, rt);
-    pthread_mutex_unlock(&sh->lock);
+    atab__lock_drop(&sh->lock);
     return freed;
 }
 
@@ -917,7 +917,7 @@ static void sweep_queue(atab_table *t, atab__rec *r, const atab_atom **q, uint32
         by_shard[start[atab__h_shard(h[i])]++] = (uint16_t)i;
     for (uint32_t k = 0; k < n;) {
         atab__shard *sh = shard_of(t, h[by_shard[k]]);
-        pthread_mutex_lock(&sh->lock);
+        atab__lock_take(&sh->lock);
         do {
             uint32_t i = by_shard[k];
             ATAB__PAUSE("queue:kill", q[i]);
@@ -936,7 +936,7 @@ static void sweep_queue(atab_table *t, atab__rec *r, const atab_atom **q, uint32
         } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
         if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4)
             shrink_to(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0, arrays, &n_arrays);
-        pthread_mutex_unlock(&sh->lock);
+        atab__lock_drop(&sh->lock);
     }
     if (!dead && !n_arrays)
         return;
@@ -981,9 +981,9 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 {
     uint64_t h = atom_hash(t, a);
     atab__shard *sh = shard_of(t, h);
-    pthread_mutex_lock(&sh->lock);
+    atab__lock_take(&sh->lock);
     int found = probe(atab__arr_of(*sh->arr), h, match_atom, a, NULL) != NULL;
-    pthread_mutex_unlock(&sh->lock);
+    atab__lock_drop(&sh->lock);
     return found;
 }
 #endif
@@ -1050,14 +1050,14 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        pthread_mutex_lock(&sh->lock);   /* this shard only, never all */
+        atab__lock_take(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(*sh->arr);
         if (is_array(*sh->arr) && array_fn)
             array_fn(ud, v.base, atab__code_bytes(code_of(*sh->arr)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
-        pthread_mutex_unlock(&sh->lock);
+        atab__lock_drop(&sh->lock);
     }
 }
 
@@ -1096,10 +1096,10 @@ int atab_get_stats(atab_table *t, atab_stats *out)
     atab__table_visit_shards(t, NULL, stats_atom, out);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        pthread_mutex_lock(&sh->lock);
+        atab__lock_take(&sh->lock);
         out->statics_seen += sh->statics;
         out->capacity += shard_cap(sh);
-        pthread_mutex_unlock(&sh->lock);
+        atab__lock_drop(&sh->lock);
     }
     out->bytes = atab__bytes(t);
     out->misuse = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
@@ -1113,9 +1113,9 @@ size_t atab_count(atab_table *t)
         return 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        pthread_mutex_lock(&sh->lock);
+        atab__lock_take(&sh->lock);
         n += sh->used - sh->statics;
-        pthread_mutex_unlock(&sh->lock);
+        atab__lock_drop(&sh->lock);
     }
     return n;
 }
@@ -1164,16 +1164,16 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
     seen_atom local[FOREACH_LOCAL], *v = local;
     size_t cap = FOREACH_LOCAL, n;
     int rc = ATAB_OK;
-    pthread_mutex_lock(&sh->lock);
+    atab__lock_take(&sh->lock);
     if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do */
         cap = sh->used - sh->statics;
         if (!(v = atab__alloc(t, cap * sizeof *v))) {
-            pthread_mutex_unlock(&sh->lock);
+            atab__lock_drop(&sh->lock);
             return atab_last_error();
         }
     }
     n = collect_shard(sh, v, cap);
-    pthread_mutex_unlock(&sh->lock);
+    atab__lock_drop(&sh->lock);
     for (size_t i = 0; i < n; i++) {
         if (rc == ATAB_OK)
             rc = fn(ud, v[i].a, v[i].count);
@@ -1289,7 +1289,6 @@ static int table_init(atab_table *t, const atab_options *o)
                    : t->sweep_threshold < QUEUE_MAX ? (uint32_t)t->sweep_threshold : QUEUE_MAX;
     t->memory_limit = o->memory_limit;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        pthread_mutex_init(&t->shards[i].lock, NULL);
         t->arrs[i] = atab__no_arr();
         t->shards[i].arr = &t->arrs[i];
     }
@@ -1347,7 +1346,6 @@ static void table_destroy(atab_table *t)
                 atab__atom_free(t, NULL, (atab_atom *)a);
         }
         free_arr(t, *sh->arr);
-        pthread_mutex_destroy(&sh->lock);
     }
     pthread_mutex_destroy(&t->sweep_lock);
     atab__static_fini(t);

@@ -257,7 +257,7 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 /* A shard's writers' state, on lines that lock-free readers never read:
 ** they find the slot array by t->arrs[], a read-mostly array. */
 typedef struct atab__shard {
-    pthread_mutex_t lock;
+    atab__lock lock;
     uint64_t *arr;     /* its array's word, &t->arrs[i]: written under the lock */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t statics;  /* cached static atoms among `used` */

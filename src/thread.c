@@ -555,10 +555,10 @@ static void fork_lock(int lock)
             pthread_mutex_lock(&t->sweep_lock);
             pthread_mutex_lock(&t->reg_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
-                pthread_mutex_lock(&t->shards[i].lock);
+                atab__lock_take(&t->shards[i].lock);
         } else {
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
-                pthread_mutex_unlock(&t->shards[i].lock);
+                atab__lock_drop(&t->shards[i].lock);
             pthread_mutex_unlock(&t->reg_lock);
             pthread_mutex_unlock(&t->sweep_lock);
         }

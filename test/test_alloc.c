@@ -238,7 +238,7 @@ static void hits_take_no_lock(void **state)
     assert_int_equal(pthread_create(&th, NULL, hit_thread, &h), 0);
     pthread_barrier_wait(&h.ready);
     for (unsigned i = 0; i < ATAB__SHARDS; i++)
-        pthread_mutex_lock(&h.t->shards[i].lock);
+        atab__lock_take(&h.t->shards[i].lock);
     pthread_mutex_lock(&h.t->reg_lock);
     pthread_mutex_lock(&h.t->sweep_lock);
     pthread_barrier_wait(&h.locked);
@@ -251,7 +251,7 @@ static void hits_take_no_lock(void **state)
     pthread_mutex_unlock(&h.t->sweep_lock);
     pthread_mutex_unlock(&h.t->reg_lock);
     for (unsigned i = 0; i < ATAB__SHARDS; i++)
-        pthread_mutex_unlock(&h.t->shards[i].lock);
+        atab__lock_drop(&h.t->shards[i].lock);
     pthread_join(th, NULL);
     sem_destroy(&h.done);
     pthread_barrier_destroy(&h.ready);
