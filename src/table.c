@@ -435,7 +435,8 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
 {
     size_t *acct = atab__acct(t);
     atab__rec *r = acct ? atab__tls_last.rec : NULL;
-    atab_atom *a = atab__atom_new(t, acct, k, r ? atab__recycled_take(r, k->len) : NULL);
+    atab_atom *a = atab__atom_new(t, acct, k, r ? atab__recycled_take(r, t->queue_cap, k->len)
+                                                 : NULL);
     if (!a && r && atab__recycled_free(t, r))
         a = atab__atom_new(t, acct, k, NULL);
     return a;
@@ -786,17 +787,17 @@ static int retire_room(atab_table *t, retire *rt)
 }
 
 /* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
-** unlinked by a sweep, once no reader can still see them; with `r` (the
-** sweeping thread's record), r keeps the atoms' blocks for its next new
-** atoms instead. */
+** unlinked by a sweep, once no reader can still see them; with `q` (the
+** queue block being swept, away from its record), q keeps the atoms'
+** blocks for its thread's next new atoms instead. */
 static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
-                          const uint64_t *arrays, size_t n_arrays, atab__rec *r)
+                          const uint64_t *arrays, size_t n_arrays, const atab_atom **q)
 {
     atab__synchronize(t);
     size_t *acct = atab__acct(t);
-    if (r)
-        atab__recycle(t, r, atoms, n_atoms);
-    for (size_t i = 0; i < n_atoms && !r; i++)
+    if (q)
+        atab__recycle(t, q, atoms, n_atoms);
+    for (size_t i = 0; i < n_atoms && !q; i++)
         if (atoms[i])
             atab__atom_free(t, acct, atoms[i]);
     for (size_t i = 0; i < n_arrays; i++)
@@ -902,10 +903,12 @@ size_t atab_gc(atab_table *t)
 ** lock, taken once: an atom still at 0 is killed and unlinked, one revived
 ** is only taken off; after one grace period the dead are freed. A shard
 ** the sweep leaves under an eighth used shrinks to half used. */
-static void sweep_queue(atab_table *t, atab__rec *r, const atab_atom **q, uint32_t n)
+static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
     uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
-    uint16_t *by_shard = (uint16_t *)(void *)(h + t->queue_cap), start[ATAB__SHARDS + 1] = {0};
+    uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
+                                              ATAB__RECYCLE_LENS);
+    uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0;
     for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
         h[i] = atom_hash(t, q[i]);
@@ -941,7 +944,7 @@ static void sweep_queue(atab_table *t, atab__rec *r, const atab_atom **q, uint32
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
-    free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, r);
+    free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
 }
 
 /* A thread whose queue is full sweeps it, and puts it back empty; one that
@@ -953,7 +956,7 @@ static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
     if (__atomic_load_n(&r->queue, __ATOMIC_RELAXED) && !(q = atab__queue_take(r, &n)))
         return;   /* a flusher holds r: later */
     if (n)
-        sweep_queue(t, r, q, n);
+        sweep_queue(t, q, n);
     atab__queue_put(t, r, q);
 }
 

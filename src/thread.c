@@ -180,6 +180,9 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
         atab_status saved = atab_last_error();
         q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
         atab__set_error(saved);
+        if (q)
+            memset(atab__queue_kept(q, t->queue_cap), 0,
+                   ATAB__RECYCLE_LENS * sizeof(atab_atom *));
     }
     r->idle_q = NULL;
     atab__enter_rec(r);
@@ -212,71 +215,69 @@ static void free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
     }
 }
 
-/* Swaps the lists r keeps with lists[] when no flusher holds r (in a
-** section: the owner's side of the flush protocol, thread.h). */
-static void swap_blocks(atab__rec *r, atab_atom **lists)
+void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n)
 {
-    atab__enter_rec(r);
-    if (atab__cache_ours(r)) {
-        for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++) {
-            atab_atom *old = r->recycled[len];
-            r->recycled[len] = lists[len];
-            lists[len] = old;
-        }
-    }
-    atab__leave(r);
-}
-
-void atab__recycle(atab_table *t, atab__rec *r, atab_atom *const *atoms, size_t n)
-{
-    atab_atom *keep[ATAB__RECYCLE_LENS] = {NULL};
+    atab_atom **kept = atab__queue_kept(q, t->queue_cap), *old[ATAB__RECYCLE_LENS];
+    size_t *acct = atab__acct(t);
+    memcpy(old, kept, sizeof old);
+    memset(kept, 0, sizeof old);
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
         size_t len = a ? atab_len(a) : 0;
         if (!a)
             continue;
         if (len >= ATAB__RECYCLE_LENS) {
-            atab__atom_free(t, &r->bytes, a);
+            atab__atom_free(t, acct, a);
             continue;
         }
-        memcpy(a, &keep[len], sizeof keep[len]);   /* the link overwrites the header */
-        keep[len] = a;
+        memcpy(a, &kept[len], sizeof kept[len]);   /* the link overwrites the header */
+        kept[len] = a;
     }
-    swap_blocks(r, keep);   /* keep[] now holds r's old lists (or, held, the new ones) */
-    free_blocks(t, &r->bytes, keep);
+    free_blocks(t, acct, old);
 }
 
 int atab__recycled_free(atab_table *t, atab__rec *r)
 {
-    atab_atom *none[ATAB__RECYCLE_LENS] = {NULL};
+    atab_atom *lists[ATAB__RECYCLE_LENS] = {NULL};
     int any = 0;
-    swap_blocks(r, none);
+    atab__enter_rec(r);
+    if (atab__cache_ours(r) && r->queue) {
+        atab_atom **kept = atab__queue_kept(r->queue, t->queue_cap);
+        memcpy(lists, kept, sizeof lists);
+        memset(kept, 0, sizeof lists);
+    }
+    atab__leave(r);
     for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
-        any |= none[len] != NULL;
-    free_blocks(t, &r->bytes, none);
+        any |= lists[len] != NULL;
+    free_blocks(t, &r->bytes, lists);
     return any;
+}
+
+/* Frees queue block q and the blocks it keeps (the caller's). */
+static void free_block_of_queue(atab_table *t, const atab_atom **q)
+{
+    free_blocks(t, NULL, atab__queue_kept(q, t->queue_cap));
+    atab__free(t, q, ATAB__QUEUE_BYTES(t));
 }
 
 /* Frees the queue r's owner could not put back (r is going away). */
 static void free_idle(atab_table *t, atab__rec *r)
 {
     if (r->idle_q)
-        atab__free(t, r->idle_q, ATAB__QUEUE_BYTES(t));
+        free_block_of_queue(t, r->idle_q);
     r->idle_q = NULL;
 }
 
-/* Empties and frees r's queue, and frees the blocks it keeps for new
-** atoms (the caller holds r, and reg_lock unless r is off the table's
-** list). */
+/* Empties and frees r's queue, with the blocks it keeps for new atoms (the
+** caller holds r, and reg_lock unless r is off the table's list). */
 static void free_queue(atab_table *t, atab__rec *r)
 {
     const atab_atom **q = r->queue;
-    free_blocks(t, NULL, r->recycled);
     unqueue_all(t, r);
     if (!q)
         return;
     __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
-    atab__free(t, q, ATAB__QUEUE_BYTES(t));
+    free_block_of_queue(t, q);
 }
 
 /* ---- the cache of spare references ---- */
@@ -358,11 +359,15 @@ static void give_back_all(atab_table *t, atab__rec *r)
     }
 }
 
-/* Calls fn for each block r keeps for new atoms (the caller holds r). */
+/* Calls fn for each block r's queue keeps for new atoms (the caller holds
+** r). */
 static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t), void *ud)
 {
+    if (!r->queue)
+        return;
+    atab_atom **kept = atab__queue_kept(r->queue, r->t->queue_cap);
     for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
-        for (const atab_atom *a = r->recycled[len]; a; memcpy(&a, a, sizeof a))
+        for (const atab_atom *a = kept[len]; a; memcpy(&a, a, sizeof a))
             fn(ud, a, sizeof(atab_atom) + len + 1);
 }
 

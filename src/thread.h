@@ -38,10 +38,11 @@
 ** sweep's flusher empties and frees whatever queue a record holds.
 **
 ** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
-** blocks kept by length (r->recycled), for its next new atoms of those
-** lengths; the next queue sweep frees those no new atom took. They follow
-** the queue's rule: the owner's in a section while no flusher holds the
-** record, and a full sweep's flusher frees them.
+** blocks kept by length in the queue's own block, for its next new atoms
+** of those lengths; the next queue sweep frees those no new atom took.
+** They go where the queue goes: the owner's in a section while no flusher
+** holds the record, the sweep's while it has the queue away, and freed
+** with the queue.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H
@@ -72,10 +73,6 @@ typedef struct atab__rec {
                                  freed by a full sweep's flusher (atomic) */
     const atab_atom *pending; /* the one atom queued while the queue is away */
     const atab_atom **idle_q; /* a queue the owner could not put back (owner only) */
-    atab_atom *recycled[ATAB__RECYCLE_LENS];   /* by length: blocks of atoms this
-                                 thread's queue sweep freed, for its next new atoms,
-                                 linked through their first word (the owner's in a
-                                 section, or a full sweep's flusher's) */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
     atab_table *t;
@@ -187,10 +184,19 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     return atab__unref_slow(t, r, a);
 }
 
-/* A queue's block: room for t->queue_cap atoms, then the scratch its sweep
-** works in (each atom's hash, and their order by shard). */
+/* A queue's block: room for t->queue_cap atoms; the scratch its sweep
+** works in (each atom's hash); by length, the lists of recycled blocks
+** (blocks of atoms its sweep freed, linked through their first word, for
+** the thread's next new atoms); the scratch's order of the atoms by shard. */
 #define ATAB__QUEUE_BYTES(t) \
-    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)))
+    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)) + \
+     ATAB__RECYCLE_LENS * sizeof(atab_atom *))
+
+/* The recycled blocks' lists in a queue block of room for cap atoms. */
+static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
+{
+    return (atab_atom **)(void *)(q + 2 * (size_t)cap);
+}
 
 /* Takes r's queue away for a sweep: its block, with its atoms (*n), or
 ** NULL (none, or a flusher holds r). While it is away, one atom more can be
@@ -200,26 +206,27 @@ ATAB__HIDDEN const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n);
 ** or NULL: makes one. Its owner's, outside sections. */
 ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q);
 
-/* A block for a new atom of len bytes, from those r keeps (the blocks of
-** atoms of that length its queue sweep freed), or NULL. Its owner's,
-** outside sections. */
-static inline atab_atom *atab__recycled_take(atab__rec *r, size_t len)
+/* A block for a new atom of len bytes from r's queue (the block of an atom
+** of that length its sweep freed), or NULL. Its owner's, outside sections. */
+static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t len)
 {
-    atab_atom *a = NULL;
+    atab_atom *a = NULL, **kept;
     if (len >= ATAB__RECYCLE_LENS)
         return NULL;
     atab__enter_rec(r);
-    if (atab__cache_ours(r) && (a = r->recycled[len]) != NULL)
-        memcpy(&r->recycled[len], a, sizeof a);   /* the next block */
+    if (atab__cache_ours(r) && r->queue &&
+        (a = (kept = atab__queue_kept(r->queue, cap))[len]) != NULL)
+        memcpy(&kept[len], a, sizeof a);   /* the next block */
     atab__leave(r);
     return a;
 }
 
-/* Keeps the blocks of atoms[0..n) (NULL entries skipped; atoms a queue
-** sweep of r's unlinked, past a grace period) for r's next new atoms, and
-** frees those r kept before, which no new atom took since. Its owner's,
-** outside sections. */
-ATAB__HIDDEN void atab__recycle(atab_table *t, atab__rec *r, atab_atom *const *atoms, size_t n);
+/* Keeps the blocks of atoms[0..n) (NULL entries skipped; atoms the sweep
+** of queue block q unlinked, past a grace period) in q for its thread's
+** next new atoms, and frees those q kept before, which no new atom took
+** since. The sweeping thread's, while it has q away. */
+ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms,
+                                size_t n);
 
 /* Frees the blocks r keeps for new atoms (when an allocation failed: the
 ** memory limit counts them). Non-zero when there were any. Its owner's,
