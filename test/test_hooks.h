@@ -266,12 +266,8 @@ static inline int wa_frees(watch_alloc *a, int i)
 ** threshold (a thread's queue holds that many). */
 static inline atab_table *race_table_sweeping(const atab_allocator *al, size_t threshold)
 {
-    atab_options o;
-    memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.seed = 7;
+    atab_options o = plain_options(al, 7);
     o.sweep_threshold = threshold;
-    o.allocator = al;
     return atab_table_new(&o);
 }
 

@@ -216,10 +216,7 @@ static void the_memory_limit_refuses_what_would_pass_it(void **state)
     (void)state;
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_options o;
-    memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.allocator = &al;
+    atab_options o = plain_options(&al, 0);
     o.memory_limit = 100;   /* below the table object itself */
     EXPECT_NULL(atab_table_new(&o), ATAB_ELIMIT);
     assert_int_equal(c.live, 0);
@@ -312,10 +309,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
 #endif
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_options o;
-    memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.allocator = &al;
+    atab_options o = plain_options(&al, 0);
     o.memory_limit = 48 * 1024;
     o.sweep_threshold = 256;
     atab_table *t = atab_table_new(&o);

@@ -423,11 +423,7 @@ static size_t sa_usable(void *ud, const void *p, size_t size)
 /* A table whose threads sweep their queues every `threshold` atoms. */
 static atab_table *sweeping_table(const atab_allocator *al, size_t threshold)
 {
-    atab_options o;
-    memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.seed = 42;
-    o.allocator = al;
+    atab_options o = plain_options(al, 42);
     o.sweep_threshold = threshold;
     return atab_table_new(&o);
 }

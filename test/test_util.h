@@ -73,14 +73,21 @@ static inline atab_allocator ca_allocator(counting_alloc *c)
     return a;
 }
 
-/* A table with a fixed seed and no static sets: the plain dynamic table. */
-static inline atab_table *plain_table(const atab_allocator *al)
+/* Options for a table on `al` with a fixed seed and no static sets. */
+static inline atab_options plain_options(const atab_allocator *al, uint64_t seed)
 {
     atab_options o;
     memset(&o, 0, sizeof o);
     o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.seed = 42;
+    o.seed = seed;
     o.allocator = al;
+    return o;
+}
+
+/* A table with a fixed seed and no static sets: the plain dynamic table. */
+static inline atab_table *plain_table(const atab_allocator *al)
+{
+    atab_options o = plain_options(al, 42);
     return atab_table_new(&o);
 }
 
