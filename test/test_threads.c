@@ -435,6 +435,46 @@ static void foreach_beside_a_churning_thread_sees_every_held_atom_once(void **st
     atab_table_free(t);
 }
 
+/* The shards' lock (base.h): threads that outnumber the CPUs, each taking
+** it around a non-atomic read-modify-write, lose no update; holders that
+** sleep while holding it push takers past their spin, onto the futex. */
+typedef struct lock_case {
+    atab__lock lock;
+    unsigned long counter;   /* only under the lock */
+    int sleepy;              /* holders yield the CPU now and then */
+} lock_case;
+
+enum { LOCK_THREADS = 8, LOCK_ROUNDS = 20000 };
+
+static void *lock_and_count(void *p)
+{
+    lock_case *c = p;
+    for (int i = 0; i < LOCK_ROUNDS; i++) {
+        atab__lock_take(&c->lock);
+        unsigned long v = c->counter;
+        if (c->sleepy && i % 64 == 0)
+            sched_yield();   /* held while another thread runs */
+        c->counter = v + 1;
+        atab__lock_drop(&c->lock);
+    }
+    return NULL;
+}
+
+static void the_shard_lock_loses_no_update_under_contention(void **state)
+{
+    (void)state;
+    for (int sleepy = 0; sleepy < 2; sleepy++) {
+        lock_case c = {{0}, 0, sleepy};
+        pthread_t th[LOCK_THREADS];
+        for (int i = 0; i < LOCK_THREADS; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, lock_and_count, &c), 0);
+        for (int i = 0; i < LOCK_THREADS; i++)
+            pthread_join(th[i], NULL);
+        assert_int_equal(c.counter, (unsigned long)LOCK_THREADS * LOCK_ROUNDS);
+        assert_int_equal(c.lock.word, 0);   /* free, with nobody marked asleep */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +484,7 @@ int main(void)
         cmocka_unit_test(a_thread_that_used_nine_tables_gives_back_its_record_on_the_first),
         cmocka_unit_test(many_short_lived_threads_leave_no_records_behind),
         cmocka_unit_test(foreach_beside_a_churning_thread_sees_every_held_atom_once),
+        cmocka_unit_test(the_shard_lock_loses_no_update_under_contention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
