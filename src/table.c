@@ -442,10 +442,12 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     return a;
 }
 
-/* Under the shard's lock: finds the key again, else a static atom (cached in the shard, so later hits are one
-** lock-free probe), else with `insert` a new atom. A dynamic atom found
-** gets a reference on its count. Called outside any section: the grace
-** period after a rebuild waits for them. */
+/* Under the shard's lock: finds the key again (the lock-free probe that
+** missed read no insert count: that line is the writers'), else a static
+** atom (cached in the shard, so later hits are one lock-free probe), else
+** with `insert` a new atom. A dynamic atom found gets a reference on its
+** count. Called outside any section: the grace period after a rebuild
+** waits for them. */
 static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
                                               const char *u8, int insert_new)
 {
@@ -873,7 +875,8 @@ static size_t sweep(atab_table *t)
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
-    atab__flush_counts(t, 1, NULL, NULL);   /* spares back, queues emptied: every count is what holders hold */
+    /* spares back, queues emptied: every count is what holders hold */
+    atab__flush_counts(t, 1, NULL, NULL);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         do {
             got = sweep_shard(t, &t->shards[i], &rt);

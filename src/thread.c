@@ -223,9 +223,9 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
     memset(kept, 0, sizeof old);
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
-        size_t len = a ? atab_len(a) : 0;
         if (!a)
             continue;
+        size_t len = atab_len(a);
         if (len >= ATAB__RECYCLE_LENS) {
             atab__atom_free(t, acct, a);
             continue;

@@ -32,10 +32,10 @@
 ** period later the dead are freed (their blocks kept: below). Unused atoms
 ** are freed by the threads that left them unused, a batch at a time, while
 ** they are still in their caches, and no thread waits for another's
-** garbage. A queue is the
-** owner's, or a flusher's while it holds the record; to sweep it, the
-** owner takes it away (in a section) and puts it back after, and a full
-** sweep's flusher empties and frees whatever queue a record holds.
+** garbage. A queue is the owner's, or a flusher's while it holds the
+** record; to sweep it, the owner takes it away (in a section) and puts it
+** back after, and a full sweep's flusher empties and frees whatever queue
+** a record holds.
 **
 ** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
 ** blocks kept by length in the queue's own block, for its next new atoms
@@ -58,7 +58,6 @@
 ** reference nobody holds is seen (the count is at this thread's spares)
 ** unless another thread still holds one or keeps one spare. */
 #define ATAB__SPARE_MAX 3u
-#define ATAB__RECYCLE_LENS 32   /* lengths whose dead atoms' blocks a thread keeps */
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
 
@@ -184,6 +183,8 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     return atab__unref_slow(t, r, a);
 }
 
+#define ATAB__RECYCLE_LENS 32   /* lengths whose dead atoms' blocks a thread keeps */
+
 /* A queue's block: room for t->queue_cap atoms; the scratch its sweep
 ** works in (each atom's hash); by length, the lists of recycled blocks
 ** (blocks of atoms its sweep freed, linked through their first word, for
@@ -245,8 +246,8 @@ ATAB__HIDDEN size_t *atab__acct(atab_table *t);
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
 /* Gives every record's spares back to the counts, so each count is exact
 ** (until the next hit); with `unqueue`, also empties and frees every
-** queue (its atoms at 0 left for a full sweep) and the blocks each record
-** keeps for new atoms; with `recycled`, calls it for each such block
+** queue (its atoms at 0 left for a full sweep) with the blocks it keeps
+** for new atoms; with `recycled`, calls it for each such block
 ** (recycled(ud, block, bytes): for the reporter) while its record is held.
 ** Waits only for sections in progress. */
 ATAB__HIDDEN void atab__flush_counts(atab_table *t, int unqueue,
