@@ -394,6 +394,90 @@ static void queue_sweep_paused_before_its_grace_period_while_the_string_is_inter
     queue_sweep_paused_while_a_reader_interns(0);
 }
 
+/* Q interns X ("queued-x") and Y (another length), waits for `go`, then
+** releases both (its queue of 2 is full: swept, X killed and unlinked, and
+** after the grace period X's block kept for Q's next atom of 8 bytes) and
+** interns Z ("queued-z", 8 bytes too). */
+typedef struct reuse_case {
+    atab_table *t;
+    const atab_atom *x, *z;   /* atomic */
+    sem_t go;
+} reuse_case;
+
+static void *do_queue_sweep_then_reuse(void *arg)
+{
+    reuse_case *c = arg;
+    const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
+    const atab_atom *y = atab_intern_cstr(c->t, "queued-yy");
+    __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
+    while (sem_wait(&c->go) != 0)
+        ;
+    atab_release(c->t, x);
+    atab_release(c->t, y);   /* swept here */
+    __atomic_store_n(&c->z, atab_intern_cstr(c->t, "queued-z"), __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *do_intern_queued_x(void *arg)
+{
+    reuse_case *c = arg;
+    return (void *)atab_intern_cstr(c->t, "queued-x");
+}
+
+/* V found X and stops in its section before taking its reference; Q's
+** queue sweep then kills X and must wait in its grace period for V before
+** X's block can hold another atom. V's CAS meets the kill, V makes a new
+** "queued-x", and only then does Q's next atom of that length take X's
+** block: no reader ever sees a reused block as the atom it found. */
+static void queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa;
+    memset(&wa, 0, sizeof wa);
+    setup_hooks();
+    atab_allocator al = wa_allocator(&wa);
+    reuse_case c;
+    memset(&c, 0, sizeof c);
+    sem_init(&c.go, 0, 0);
+    c.t = race_table_sweeping(&al, 2);   /* a queue of 2 */
+    assert_non_null(c.t);
+    worker q, v;
+    worker_start(&q, ROLE_B, do_queue_sweep_then_reuse, &c);
+    const atab_atom *x;
+    while (!(x = __atomic_load_n(&c.x, __ATOMIC_ACQUIRE)))
+        sched_yield();
+    int x_blk = wa_watch(&wa, x);
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
+    worker_start(&v, ROLE_A, do_intern_queued_x, &c);
+    pause_wait(pv);          /* V holds X's address in its section */
+    sem_post(&c.go);
+    assert_true(worker_held(&q));   /* Q waits for V's section */
+    assert_int_equal(atab__count(x), ATAB__REF_DEAD);
+    assert_null(__atomic_load_n(&c.z, __ATOMIC_ACQUIRE));
+    pause_release(pv);
+    const atab_atom *got = worker_join(&v);
+    worker_join(&q);
+    const atab_atom *z = __atomic_load_n(&c.z, __ATOMIC_ACQUIRE);
+    assert_non_null(got);
+    assert_non_null(z);
+    assert_ptr_not_equal(got, x);   /* V's CAS met the kill: a new atom */
+    assert_ptr_equal(z, x);         /* Z took X's block, after V left */
+    assert_string_equal(atab_chars(got), "queued-x");
+    assert_string_equal(atab_chars(z), "queued-z");
+    assert_int_equal(atab__count(got), 1);
+    assert_int_equal(wa_frees(&wa, x_blk), 0);   /* kept, never freed meanwhile */
+    assert_ptr_equal(atab_lookup(c.t, "queued-x", 8), got);
+    assert_int_equal(atab_release(c.t, got), ATAB_OK);   /* the lookup's */
+    assert_int_equal(atab_release(c.t, got), ATAB_OK);
+    assert_int_equal(atab_release(c.t, z), ATAB_OK);
+    atab_gc(c.t);
+    assert_int_equal(atab_count(c.t), 0);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+    sem_destroy(&c.go);
+}
+
 /* ---- thread exit vs flush and sweep ---- */
 
 typedef struct exit_case {
@@ -681,6 +765,7 @@ int main(void)
         cmocka_unit_test(sweep_paused_before_its_grace_period_while_the_string_is_interned_again),
         cmocka_unit_test(queue_sweep_paused_before_kill_while_a_reader_revives_keeps_the_atom),
         cmocka_unit_test(queue_sweep_paused_before_its_grace_period_while_the_string_is_interned),
+        cmocka_unit_test(queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left),
         cmocka_unit_test(exiting_thread_paused_with_its_record_while_a_sweep_flushes_it),
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
