@@ -830,18 +830,24 @@ static void shrink_to(atab_table *t, atab__shard *sh, unsigned code, uint64_t *a
 }
 
 /* Shrinks a locked shard whose array the sweep left under a quarter used
-** (to none at all when it is empty): a shard that churns between sweeps
-** keeps the room it needs, and is not rebuilt twice a sweep. Deleted slots
-** are no reason: inserts reuse them, and they lengthen no probe (erase). */
+** (to none at all when it is empty) into a smaller one: a shard that
+** churns between sweeps keeps the room it needs, and is not rebuilt twice a
+** sweep. Deleted slots are no reason: inserts reuse them, and they lengthen
+** no probe (erase). */
 static void shrink(atab_table *t, atab__shard *sh, retire *rt)
 {
-    if (is_array(*sh->arr) && 4 * (size_t)sh->used < shard_cap(sh))
-        shrink_to(t, sh, sh->used ? code_for(sh->used) : 0, rt->arrays, &rt->n_arrays);
+    if (!is_array(*sh->arr) || 4 * (size_t)sh->used >= shard_cap(sh))
+        return;
+    unsigned code = sh->used ? code_for(sh->used) : 0;
+    if (!code || atab__code_groups[code] < atab__arr_of(*sh->arr).ngroups)
+        shrink_to(t, sh, code, rt->arrays, &rt->n_arrays);
 }
 
 /* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
-** retire buffer has room; else the caller frees and comes back). Returns
-** how many. */
+** retire buffer has room; else the caller frees and comes back), then
+** shrinks it, whether or not it freed any here (queue sweeps retire at
+** most 4 arrays each, and may leave emptied shards their arrays). Returns
+** how many it freed. */
 static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
     size_t freed = 0;
@@ -860,8 +866,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
         rt->atoms[rt->n_atoms++] = a;
         freed++;
     }
-    if (freed)
-        shrink(t, sh, rt);
+    shrink(t, sh, rt);
     atab__lock_drop(&sh->lock);
     return freed;
 }
