@@ -796,12 +796,14 @@ static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms
                           const uint64_t *arrays, size_t n_arrays, const atab_atom **q)
 {
     atab__synchronize(t);
-    size_t *acct = atab__acct(t);
-    if (q)
+    if (q) {
         atab__recycle(t, q, atoms, n_atoms);
-    for (size_t i = 0; i < n_atoms && !q; i++)
-        if (atoms[i])
-            atab__atom_free(t, acct, atoms[i]);
+    } else {
+        size_t *acct = atab__acct(t);
+        for (size_t i = 0; i < n_atoms; i++)
+            if (atoms[i])
+                atab__atom_free(t, acct, atoms[i]);
+    }
     for (size_t i = 0; i < n_arrays; i++)
         free_arr(t, arrays[i]);
 }

@@ -203,16 +203,18 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
 }
 
 /* Frees the blocks on lists[0..ATAB__RECYCLE_LENS) (the caller's), their
-** bytes taken from acct (alloc.c). */
-static void free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
+** bytes taken from acct (alloc.c); how many. */
+static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
 {
+    size_t n = 0;
     for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++) {
-        for (atab_atom *a = lists[len], *next; a; a = next) {
+        for (atab_atom *a = lists[len], *next; a; a = next, n++) {
             memcpy(&next, a, sizeof next);
             atab__free_in(t, acct, a, sizeof(atab_atom) + len + 1);
         }
         lists[len] = NULL;
     }
+    return n;
 }
 
 void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n)
@@ -239,7 +241,6 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
 int atab__recycled_free(atab_table *t, atab__rec *r)
 {
     atab_atom *lists[ATAB__RECYCLE_LENS] = {NULL};
-    int any = 0;
     atab__enter_rec(r);
     if (atab__cache_ours(r) && r->queue) {
         atab_atom **kept = atab__queue_kept(r->queue, t->queue_cap);
@@ -247,10 +248,7 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
         memset(kept, 0, sizeof lists);
     }
     atab__leave(r);
-    for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
-        any |= lists[len] != NULL;
-    free_blocks(t, &r->bytes, lists);
-    return any;
+    return free_blocks(t, &r->bytes, lists) != 0;
 }
 
 /* Frees queue block q and the blocks it keeps (the caller's). */
@@ -426,6 +424,18 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static uint64_t g_next_id = 1;
 static atab_table *g_tables;   /* live tables (g_lock), for fork */
 
+/* Gives back a record that is off its table's list, on a table that stays:
+** its spares to the counts, its queues (and their kept blocks), its byte
+** count to the table's; then frees it. */
+static void give_back_rec(atab_table *t, atab__rec *r)
+{
+    give_back_all(t, r);
+    free_queue(t, r);
+    free_idle(t, r);
+    fold_bytes(t, r);
+    atab__free(t, r->raw, REC_ALLOC);
+}
+
 /* Unlinks r from its thread's list and its table's; g_lock is held. */
 static void unlink_rec(atab__rec *r)
 {
@@ -454,11 +464,7 @@ static void thread_exit(void *unused)
         atab_table *t = r->t;
         ATAB__PAUSE("thread_exit:record", r);   /* g_lock held */
         unlink_rec(r);
-        give_back_all(t, r);   /* no section: this thread is the owner */
-        free_queue(t, r);
-        free_idle(t, r);
-        fold_bytes(t, r);
-        atab__free(t, r->raw, REC_ALLOC);
+        give_back_rec(t, r);   /* no section: this thread is the owner */
     }
     for (unsigned i = 0; i < TLS_SLOTS; i++)
         tls[i].id = 0;
@@ -601,11 +607,7 @@ static void fork_child(void)
                 continue;
             }
             *p = r->next;   /* its thread is not in this process */
-            give_back_all(t, r);
-            free_queue(t, r);
-            free_idle(t, r);
-            fold_bytes(t, r);
-            atab__free(t, r->raw, REC_ALLOC);
+            give_back_rec(t, r);
         }
         /* atoms a vanished thread had taken off its queue to sweep are
         ** still marked queued: the scan frees them for a full sweep */
