@@ -195,7 +195,7 @@ static size_t shard_cap(const atab__shard *sh)
     return is_array(*sh->arr) ? atab__arr_cap(atab__arr_of(*sh->arr)) : 0;
 }
 
-static void set_ctrl(atab__arr v, size_t i, unsigned byte)
+ATAB__INLINE void set_ctrl(atab__arr v, size_t i, unsigned byte)
 {
     uint64_t *p = atab__ctrl_word_ptr(v, i / 8);
     uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -252,7 +252,7 @@ static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 ** keeps its old address until reused: readers that matched the old
 ** control byte still find the atom, which is freed only after a grace
 ** period. */
-static void erase(atab__shard *sh, atab__arr v, size_t i)
+ATAB__INLINE void erase(atab__shard *sh, atab__arr v, size_t i)
 {
     if (!v.overflow || atab__group_read(v, i / ATAB__GROUP, 0).empty) {
         set_ctrl(v, i, ATAB__CTRL_EMPTY);
@@ -433,8 +433,8 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
 ** allocation is tried again: the memory limit counts them. */
 static atab_atom *new_atom(atab_table *t, const atab__key *k)
 {
-    size_t *acct = atab__acct(t);
-    atab__rec *r = acct ? atab__tls_last.rec : NULL;
+    atab__rec *r = atab__tls_last.id == t->id ? atab__tls_last.rec : NULL;
+    size_t *acct = r ? &r->bytes : NULL;
     atab_atom *a = atab__atom_new(t, acct, k, r ? atab__recycled_take(r, t->queue_cap, k->len)
                                                  : NULL);
     if (!a && r && atab__recycled_free(t, r))
@@ -535,7 +535,7 @@ short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     if (!insert_new && len > t->static_maxlen)
         return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
     atab__key k = {s, NULL, 0, len, h};
-    return after_miss(t, &k, s, insert_new);
+    return insert_new ? find_or_insert_locked(t, &k, s, 1) : after_miss(t, &k, s, 0);
 }
 
 /* A found atom's end of the short-key path: its reference, then leave. */
@@ -972,15 +972,20 @@ static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
 
 /* The sweep a release triggers runs on the releasing thread; another
 ** thread crossing the threshold meanwhile goes on without waiting. */
-static void maybe_sweep(atab_table *t)
+static __attribute__((noinline)) void sweep_at_threshold(atab_table *t)
 {
-    if (ATAB__LIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) < t->sweep_threshold))
-        return;
     if (pthread_mutex_trylock(&t->sweep_lock) != 0)
         return;
     if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
         sweep(t);
     pthread_mutex_unlock(&t->sweep_lock);
+}
+
+/* After a release: a full sweep once t->unused reaches the threshold. */
+ATAB__INLINE void maybe_sweep(atab_table *t)
+{
+    if (ATAB__UNLIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
+        sweep_at_threshold(t);
 }
 
 /* ---- release ---- */

@@ -105,14 +105,14 @@ static void count_zero(atab_table *t, atab__rec *r)
 
 /* Can r's queue take one more atom? (Its owner's, in a section, or a
 ** flusher's.) */
-static int queue_room(const atab__rec *r)
+ATAB__INLINE int queue_room(const atab__rec *r)
 {
     return r && r->t->queue_cap && (r->queue ? r->nq < r->t->queue_cap : !r->pending);
 }
 
 /* Applies what atab__count_drop returned for atom a (QUEUE only where
 ** queue_room said yes); the caller's status. */
-static int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int what)
+ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int what)
 {
     if (what == ATAB__DROP_QUEUE) {
         if (!r->queue)

@@ -115,6 +115,33 @@ static void non_ascii_bytes_clear_the_ascii_flag(void **state)
     atab_table_free(t);
 }
 
+/* Every length from 1 to 40 (new atoms copy up to 16 bytes a word from
+** each end, longer ones as a block), a byte >= 0x80 at each place: the
+** flag is clear, and the characters are the key's, NUL-terminated. */
+static void a_high_byte_anywhere_clears_the_ascii_flag(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    char buf[41];
+    for (size_t len = 1; len <= 40; len++) {
+        memset(buf, 'a' + (int)(len % 26), len);
+        buf[len] = '\0';
+        const atab_atom *plain = atab_intern(t, buf, len);
+        assert_true(atab_is_ascii(plain));
+        assert_int_equal(atab_len(plain), len);
+        assert_memory_equal(atab_chars(plain), buf, len + 1);
+        for (size_t i = 0; i < len; i++) {
+            char c = buf[i];
+            buf[i] = (char)(0x80 | i);
+            const atab_atom *a = atab_intern(t, buf, len);
+            assert_false(atab_is_ascii(a));
+            assert_memory_equal(atab_chars(a), buf, len + 1);
+            buf[i] = c;
+        }
+    }
+    atab_table_free(t);
+}
+
 static void hash_is_stable_and_differs_between_atoms(void **state)
 {
     (void)state;
@@ -270,6 +297,7 @@ int main(void)
         cmocka_unit_test(lookup_finds_but_never_inserts),
         cmocka_unit_test(many_atoms_keep_their_identity_through_growth),
         cmocka_unit_test(non_ascii_bytes_clear_the_ascii_flag),
+        cmocka_unit_test(a_high_byte_anywhere_clears_the_ascii_flag),
         cmocka_unit_test(hash_is_stable_and_differs_between_atoms),
         cmocka_unit_test(default_table_and_random_seeds_work),
         cmocka_unit_test(intern_lower_folds_ascii_uppercase_only),
