@@ -660,6 +660,18 @@ bench-transient: report-tool
 	$(ATOMTRANSIENT) $(CORPUS)
 	sh tools/transient-callgrind.sh $(ATOMTRANSIENT) $(CORPUS)
 
+# What one membarrier (a grace period's barrier) costs on this machine,
+# with no other thread running and with one.
+ATOMGRACECOST := $(BENCH_DIR)/atomgracecost
+$(ATOMGRACECOST): bench/gracecost.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ -pthread
+
+.PHONY: bench-grace
+bench: bench-grace
+bench-grace: $(ATOMGRACECOST)
+	$(ATOMGRACECOST)
+
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
 $(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)
