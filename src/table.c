@@ -433,8 +433,8 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
 ** allocation is tried again: the memory limit counts them. */
 static atab_atom *new_atom(atab_table *t, const atab__key *k)
 {
-    atab__rec *r = atab__tls_last.id == t->id ? atab__tls_last.rec : NULL;
-    size_t *acct = r ? &r->bytes : NULL;
+    size_t *acct = atab__acct(t);
+    atab__rec *r = acct ? atab__tls_last.rec : NULL;
     atab_atom *a = atab__atom_new(t, acct, k, r ? atab__recycled_take(r, t->queue_cap, k->len)
                                                  : NULL);
     if (!a && r && atab__recycled_free(t, r))

@@ -300,6 +300,13 @@ struct atab_table {
 /* The table object's allocation: room to align it to a cache line. */
 #define ATAB__TABLE_ALLOC (sizeof(atab_table) + 63)
 
+/* The byte counter of this thread's record on t (the record it used
+** last), for atoms it allocates or frees (alloc.c); NULL without one. */
+static inline size_t *atab__acct(const atab_table *t)
+{
+    return atab__tls_last.id == t->id ? &atab__tls_last.rec->bytes : NULL;
+}
+
 /* Could one of t's static sets hold these bytes? Only the sets' miss
 ** filters: no hashing, inline, so a lookup that misses the table and every
 ** set (most misses) pays a few loads and a multiply. */

@@ -391,11 +391,6 @@ void atab__flush_counts(atab_table *t, int unqueue,
     pthread_mutex_unlock(&t->reg_lock);
 }
 
-size_t *atab__acct(atab_table *t)
-{
-    return atab__tls_last.id == t->id ? &atab__tls_last.rec->bytes : NULL;
-}
-
 size_t atab__bytes(atab_table *t)
 {
     size_t n = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);

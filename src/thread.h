@@ -238,10 +238,6 @@ ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
 
-/* The byte counter of this thread's record on t, for atoms it allocates
-** or frees (alloc.c); NULL without one. */
-ATAB__HIDDEN size_t *atab__acct(atab_table *t);
-
 /* Waits until every record inside a section now has left it. */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
 /* Gives every record's spares back to the counts, so each count is exact
