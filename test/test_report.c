@@ -428,6 +428,22 @@ static atab_table *sweeping_table(const atab_allocator *al, size_t threshold)
     return atab_table_new(&o);
 }
 
+/* For the tests of recycled blocks: a table sweeping every 64 atoms on a
+** sized allocator (sa, al: the caller's) that counts blocks of 10-byte
+** atoms. Skips the test in debug builds: they have no thread records, so
+** no queues and nothing recycled. */
+static atab_table *recycling_table(sized_alloc *sa, atab_allocator *al)
+{
+#ifdef ATAB_DEBUG
+    skip();
+#endif
+    *sa = (sized_alloc){{0}, 8 + 10 + 1, 0, 0};
+    *al = (atab_allocator){sa_alloc, sa_free, sa_usable, sa};
+    atab_table *t = sweeping_table(al, 64);
+    assert_non_null(t);
+    return t;
+}
+
 /* Interns and releases n new strings of 10 bytes ("dead-NNNNN"), from
 ** `from` on; their addresses go to seen[] when given. */
 static void churn_10(atab_table *t, int from, int n, const atab_atom **seen)
@@ -458,16 +474,12 @@ static int seen_before(const atab_atom *a, const atab_atom *const *seen, int n)
 static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **state)
 {
     (void)state;
-#ifdef ATAB_DEBUG
-    skip();   /* no records in debug builds: no queues, nothing recycled */
-#endif
-    sized_alloc sa = {{0}, 8 + 10 + 1, 0, 0};
+    sized_alloc sa;
+    atab_allocator al;
+    atab_table *t = recycling_table(&sa, &al);
     counting_alloc *c = &sa.c;
-    atab_allocator al = {sa_alloc, sa_free, sa_usable, &sa};
-    atab_table *t = sweeping_table(&al, 64);
     const atab_atom *dead[64], *held[10];
     got g;
-    assert_non_null(t);
     churn_10(t, 0, 64, dead);   /* the 64th release fills the queue: swept */
     assert_int_equal(atab_count(t), 0);
     report_into(t, &g);
@@ -514,14 +526,10 @@ static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **
 static void blocks_no_new_atom_took_are_freed_at_the_next_sweep(void **state)
 {
     (void)state;
-#ifdef ATAB_DEBUG
-    skip();   /* no records in debug builds: no queues, nothing recycled */
-#endif
-    sized_alloc sa = {{0}, 8 + 10 + 1, 0, 0};
-    atab_allocator al = {sa_alloc, sa_free, sa_usable, &sa};
-    atab_table *t = sweeping_table(&al, 64);
+    sized_alloc sa;
+    atab_allocator al;
+    atab_table *t = recycling_table(&sa, &al);
     got g;
-    assert_non_null(t);
     churn_10(t, 0, 64, NULL);
     assert_int_equal(sa.live, 64);
     char buf[32];
