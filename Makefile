@@ -604,7 +604,7 @@ bench-node: node-addon
 # bench/sc is built by cargo ($(CARGO): PATH or ~/.cargo/bin, else Debian's
 # through tools/deps.sh cargo) into $(O)/bench/sc; with no cargo, or when
 # its build fails, the string_cache side is skipped with a message.
-# Knobs: LC_THREADS (1,2,16), LC_MODES, LC_MS (300), LC_REPS (5),
+# Knobs: LC_THREADS (1,2,16), LC_MODES, LC_MS (300), LC_REPS (3), LC_ROUNDS (3),
 #        LC_BATCHES (2000000); PROBES_ARGS (--strings N --reps N --seed N).
 ATOMLATENCY := $(BENCH_DIR)/atomlatency
 ATOMPROBES  := $(BENCH_DIR)/atomprobes

@@ -18,7 +18,8 @@
 **   mix    7 ops in 8 as `hit`; the 8th interns a new string (thread id and
 **          a counter) and releases it, so unused atoms pile up and the
 **          releasing thread sweeps every sweep_threshold (10,000) of them
-** Each figure is the median of --reps runs of --ms milliseconds each.
+** Each figure is the median of --reps runs of --ms milliseconds each, run
+** in turns: one run of every thread count, then the next.
 ** cpu-ns/op is the threads' CPU time per op: flat as threads are added
 ** unless they contend, so it says something even on a busy or small
 ** machine, where Mops/s cannot scale.
@@ -239,14 +240,21 @@ int main(int argc, char **argv)
                atab_count(sh.t), reps, ms, "mode", "threads");
     if (!json)
         printf(" %10s %8s %10s\n", "Mops/s", "scaling", "cpu-ns/op");
-    double *v = malloc((size_t)reps * sizeof *v), *cv = malloc((size_t)reps * sizeof *cv);
+    /* rep r of every thread count before rep r + 1 of any: each count's
+    ** median samples the same span of time, so a slow spell of a shared
+    ** machine weighs on all of them alike, not on one count's ratio */
+    double *all = malloc((size_t)reps * (size_t)nt * 2 * sizeof *all);
     for (int mi = 0; mi < nm; mi++) {
         double base = 0;
         int m = modes[mi];
         sh.mode = m;
+        for (int r = 0; r < reps; r++)
+            for (int j = 0; j < nt; j++)
+                all[2 * (j * reps + r)] = run(&sh, threads[j], ms, &all[2 * (j * reps + r) + 1]);
         for (int j = 0; j < nt; j++) {
+            double v[99], cv[99];
             for (int r = 0; r < reps; r++)
-                v[r] = run(&sh, threads[j], ms, &cv[r]);
+                v[r] = all[2 * (j * reps + r)], cv[r] = all[2 * (j * reps + r) + 1];
             qsort(v, (size_t)reps, sizeof *v, cmp_dbl);
             qsort(cv, (size_t)reps, sizeof *cv, cmp_dbl);
             double med = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
@@ -267,8 +275,7 @@ int main(int argc, char **argv)
     }
     if (json)
         printf("\n]}\n");
-    free(v);
-    free(cv);
+    free(all);
     atab_table_free(sh.t);
     return 0;
 }

@@ -10,9 +10,13 @@
 #             ratios only)
 #   OUTDIR    where each run's JSON is kept (default: a temp dir, removed)
 # Knobs (environment): LC_THREADS (1,2,16), LC_MODES (hit,same,samedyn,mix),
-#   LC_MS (300), LC_REPS (5), LC_BATCHES (2000000).
-# Each mode runs atomtab then string_cache back to back, so the two figures
-# of a ratio are minutes apart at most; on a shared machine run it twice.
+#   LC_MS (300), LC_REPS (3), LC_ROUNDS (3), LC_BATCHES (2000000).
+# Throughput runs in rounds: in each, every mode runs atomtab then
+# string_cache back to back (each the median of LC_REPS runs per thread
+# count, the counts interleaved), so the two figures of a ratio are seconds
+# apart. A figure is the median over the rounds, and a goal's ratio the
+# median of the rounds' own ratios, with their range beside it: a slow spell
+# of a shared machine moves one round, not the result.
 set -e
 threads_bin=$1 latency_bin=$2 sc_bin=$3 file=$4 out=${5:-}
 [ -n "$threads_bin" ] && [ -n "$latency_bin" ] && [ -n "$file" ] || {
@@ -22,7 +26,7 @@ if [ -z "$out" ]; then
 fi
 mkdir -p "$out"
 THREADS=${LC_THREADS:-1,2,16} MODES=${LC_MODES:-hit,same,samedyn,mix}
-MS=${LC_MS:-300} REPS=${LC_REPS:-5} BATCHES=${LC_BATCHES:-2000000}
+MS=${LC_MS:-300} REPS=${LC_REPS:-3} ROUNDS=${LC_ROUNDS:-3} BATCHES=${LC_BATCHES:-2000000}
 impls="atomtab"
 [ -n "$sc_bin" ] && impls="atomtab string_cache"
 
@@ -40,34 +44,63 @@ lat() {
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
 }
-# goal NAME VALUE OP LIMIT: one line of the goals table
+# med V...: the median of the values that are numbers ("" when none)
+med() {
+    printf '%s\n' "$@" | awk '$1 ~ /^[0-9.]+$/' | sort -g | awk '{ v[NR] = $1 }
+        END { if (NR) printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# range V...: "lo-hi" of the values that are numbers
+range() {
+    printf '%s\n' "$@" | awk '$1 ~ /^[0-9.]+$/' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 }
+        END { if (NR) printf "%s-%s", lo, hi }'
+}
+# fieldr IMPL MODE THREADS NAME: the figure of every round
+fieldr() {
+    for r in $(seq "$ROUNDS"); do field "$out/threads.$1.$2.r$r.json" "$2" "$3" "$4"; done
+}
+# rratio IMPL_A MODE_A THREADS_A NAME_A IMPL_B MODE_B THREADS_B NAME_B: each
+# round's A/B, then "median (lo-hi)"
+rratio() {
+    rs=""
+    for r in $(seq "$ROUNDS"); do
+        rs="$rs $(ratio "$(field "$out/threads.$1.$2.r$r.json" "$2" "$3" "$4")" \
+            "$(field "$out/threads.$5.$6.r$r.json" "$6" "$7" "$8")")"
+    done
+    m=$(med $rs)
+    if [ -z "$m" ]; then echo "n/a"; else printf '%.2f (%s)' "$m" "$(range $rs)"; fi
+}
+# goal NAME VALUE OP LIMIT: one line of the goals table (VALUE: a ratio,
+# maybe followed by its rounds' range, which is printed after the verdict)
 goal() {
     awk -v n="$1" -v v="$2" -v op="$3" -v l="$4" 'BEGIN {
         met = v == "n/a" ? "n/a" : (op == ">=" ? v + 0 >= l : v + 0 <= l) ? "met" : "NOT met"
-        printf "  %-44s %7s   goal %s %-4s %s\n", n, v, op, l, met }'
+        r = index(v, " ") ? substr(v, index(v, " ") + 1) : ""
+        printf "  %-44s %7s   goal %s %-4s %-8s %s\n", n, v + 0 == 0 && v != "0" ? v : sprintf("%.2f", v), op, l, met, r }'
 }
 
-echo "== throughput: median of $REPS x $MS ms, threads $THREADS, $file"
+echo "== throughput: median of $ROUNDS rounds, each the median of $REPS x $MS ms, threads $THREADS, $file"
 modes=$(echo "$MODES" | tr ',' ' ')
-for m in $modes; do
-    "$threads_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" --reps "$REPS" "$file" \
-        > "$out/threads.atomtab.$m.json"
-    [ -z "$sc_bin" ] || "$sc_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" \
-        --reps "$REPS" "$file" > "$out/threads.string_cache.$m.json"
+for r in $(seq "$ROUNDS"); do
+    for m in $modes; do
+        "$threads_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" --reps "$REPS" \
+            "$file" > "$out/threads.atomtab.$m.r$r.json"
+        [ -z "$sc_bin" ] || "$sc_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" \
+            --reps "$REPS" "$file" > "$out/threads.string_cache.$m.r$r.json"
+    done
 done
-printf '%-8s %7s %12s %10s %14s %10s %10s\n' mode threads "atomtab Mops" cpu-ns/op \
-    "strcache Mops" cpu-ns/op "atab/sc"
+printf '%-8s %7s %12s %10s %14s %10s %18s\n' mode threads "atomtab Mops" cpu-ns/op \
+    "strcache Mops" cpu-ns/op "atab/sc (rounds)"
 for m in $modes; do
     for n in $(echo "$THREADS" | tr ',' ' '); do
-        a=$(field "$out/threads.atomtab.$m.json" "$m" "$n" mops)
-        ac=$(field "$out/threads.atomtab.$m.json" "$m" "$n" cpu_ns_per_op)
-        s="" sc=""
+        a=$(med $(fieldr atomtab "$m" "$n" mops))
+        ac=$(med $(fieldr atomtab "$m" "$n" cpu_ns_per_op))
+        s="" sc="" rs="-"
         if [ -n "$sc_bin" ]; then
-            s=$(field "$out/threads.string_cache.$m.json" "$m" "$n" mops)
-            sc=$(field "$out/threads.string_cache.$m.json" "$m" "$n" cpu_ns_per_op)
+            s=$(med $(fieldr string_cache "$m" "$n" mops))
+            sc=$(med $(fieldr string_cache "$m" "$n" cpu_ns_per_op))
+            rs=$(rratio atomtab "$m" "$n" mops string_cache "$m" "$n" mops)
         fi
-        printf '%-8s %7s %12s %10s %14s %10s %10s\n' "$m" "$n" "$a" "$ac" "${s:--}" "${sc:--}" \
-            "$(ratio "$a" "$s")"
+        printf '%-8s %7s %12s %10s %14s %10s %18s\n' "$m" "$n" "$a" "$ac" "${s:--}" "${sc:--}" "$rs"
     done
 done
 
@@ -84,27 +117,22 @@ for i in $impls; do
     done
 done
 
-T=$out/threads.atomtab.mix.json H=$out/threads.atomtab.hit.json
-S=$out/threads.string_cache.mix.json SH=$out/threads.string_cache.hit.json
-mix1=$(field "$T" mix 1 mops)
-echo "== goals, same-run ratios ($(nproc) CPUs): against string_cache, thread scaling, reader latency under churn"
+echo "== goals, same-run ratios ($(nproc) CPUs; the median of $ROUNDS rounds, their range in brackets): against string_cache, thread scaling, reader latency under churn"
 if [ -n "$sc_bin" ]; then
-    goal "mix 1T: atomtab / string_cache Mops/s" "$(ratio "$mix1" "$(field "$S" mix 1 mops)")" ">=" 1.5
-    goal "hit 1T: atomtab / string_cache Mops/s" \
-        "$(ratio "$(field "$H" hit 1 mops)" "$(field "$SH" hit 1 mops)")" ">=" 1.5
+    goal "mix 1T: atomtab / string_cache Mops/s" "$(rratio atomtab mix 1 mops string_cache mix 1 mops)" ">=" 1.5
+    goal "hit 1T: atomtab / string_cache Mops/s" "$(rratio atomtab hit 1 mops string_cache hit 1 mops)" ">=" 1.5
 else
     echo "  (atomtab / string_cache ratios skipped: no string_cache driver)"
 fi
-goal "atomtab mix Mops/s 2T / 1T" "$(ratio "$(field "$T" mix 2 mops)" "$mix1")" ">=" 1.6
+goal "atomtab mix Mops/s 2T / 1T" "$(rratio atomtab mix 2 mops atomtab mix 1 mops)" ">=" 1.6
 goal "atomtab mix cpu-ns/op 2T / 1T" \
-    "$(ratio "$(field "$T" mix 2 cpu_ns_per_op)" "$(field "$T" mix 1 cpu_ns_per_op)")" "<=" 1.2
-goal "atomtab mix Mops/s 16T / 1T" "$(ratio "$(field "$T" mix 16 mops)" "$mix1")" ">=" 1.5
+    "$(rratio atomtab mix 2 cpu_ns_per_op atomtab mix 1 cpu_ns_per_op)" "<=" 1.2
+goal "atomtab mix Mops/s 16T / 1T" "$(rratio atomtab mix 16 mops atomtab mix 1 mops)" ">=" 1.5
 L=$out/latency.atomtab.json
 goal "atomtab latency p99.99 churn / alone" \
     "$(ratio "$(lat "$L" churn p9999)" "$(lat "$L" alone p9999)")" "<=" 3
 if [ -n "$sc_bin" ]; then
     L=$out/latency.string_cache.json
-    echo "  for reference, string_cache: mix 2T/1T $(ratio "$(field "$S" mix 2 mops)" \
-"$(field "$S" mix 1 mops)"), latency p99.99 churn/alone $(ratio "$(lat "$L" churn p9999)" \
-"$(lat "$L" alone p9999)")"
+    echo "  for reference, string_cache: mix 2T/1T $(rratio string_cache mix 2 mops string_cache mix 1 mops)," \
+        "latency p99.99 churn/alone $(ratio "$(lat "$L" churn p9999)" "$(lat "$L" alone p9999)")"
 fi

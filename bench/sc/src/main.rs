@@ -15,7 +15,8 @@
 //!          interned and held with the warm-up); run when --modes names it
 //!   mix    7 ops in 8 as `hit`; the 8th interns a new string (thread id
 //!          and a counter, "mix-ID-N") and drops it at once
-//! Each figure is the median of --reps runs of --ms milliseconds.
+//! Each figure is the median of --reps runs of --ms milliseconds, run in
+//! turns: one run of every thread count, then the next.
 //! cpu-ns/op is the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per op.
 //!
 //! --latency: one reader thread does batches of 64 hits (intern + drop of
@@ -244,9 +245,18 @@ fn throughput(
     let mut first = true;
     for &m in modes {
         let mut base = 0.0;
+        // rep r of every thread count before rep r + 1 of any, as bench/threads.c
+        let mut runs: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); threads.len()];
+        for _ in 0..reps {
+            for (j, &n) in threads.iter().enumerate() {
+                let (mops, cpu) = run(k, m, n, ms);
+                runs[j].0.push(mops);
+                runs[j].1.push(cpu);
+            }
+        }
         for (j, &n) in threads.iter().enumerate() {
-            let (mut v, mut cv): (Vec<f64>, Vec<f64>) = (0..reps).map(|_| run(k, m, n, ms)).unzip();
-            let (med, cmed) = (median(&mut v), median(&mut cv));
+            let (v, cv) = &mut runs[j];
+            let (med, cmed) = (median(v), median(cv));
             if j == 0 {
                 base = med / n as f64; // per thread, in case the list skips 1
             }
