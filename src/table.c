@@ -831,18 +831,19 @@ static void shrink_to(atab_table *t, atab__shard *sh, unsigned code, uint64_t *a
         arrays[(*n)++] = old;
 }
 
-/* Shrinks a locked shard whose array the sweep left under a quarter used
-** (to none at all when it is empty) into a smaller one: a shard that
-** churns between sweeps keeps the room it needs, and is not rebuilt twice a
-** sweep. Deleted slots are no reason: inserts reuse them, and they lengthen
-** no probe (erase). */
-static void shrink(atab_table *t, atab__shard *sh, retire *rt)
+/* Shrinks a locked shard that a sweep left under an eighth used into the
+** smaller array that holds twice its atoms (none when it has none), the
+** old one appended to arrays[*n]: a shard that churns between sweeps keeps
+** room for as many again as it holds, and is rebuilt again only once that
+** more than doubles or falls under a third. Deleted slots are no reason:
+** inserts reuse them, and they lengthen no probe (erase). */
+static void shrink(atab_table *t, atab__shard *sh, uint64_t *arrays, size_t *n)
 {
-    if (!is_array(*sh->arr) || 4 * (size_t)sh->used >= shard_cap(sh))
+    if (!is_array(*sh->arr) || 8 * (size_t)sh->used >= shard_cap(sh))
         return;
-    unsigned code = sh->used ? code_for(sh->used) : 0;
+    unsigned code = sh->used ? code_for(2 * (size_t)sh->used) : 0;
     if (!code || atab__code_groups[code] < atab__arr_of(*sh->arr).ngroups)
-        shrink_to(t, sh, code, rt->arrays, &rt->n_arrays);
+        shrink_to(t, sh, code, arrays, n);
 }
 
 /* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
@@ -868,7 +869,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
         rt->atoms[rt->n_atoms++] = a;
         freed++;
     }
-    shrink(t, sh, rt);
+    shrink(t, sh, rt->arrays, &rt->n_arrays);
     atab__lock_drop(&sh->lock);
     return freed;
 }
@@ -911,8 +912,8 @@ size_t atab_gc(atab_table *t)
 /* Sweeps the n atoms of a queue (this thread's, taken off its record: the
 ** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
 ** lock, taken once: an atom still at 0 is killed and unlinked, one revived
-** is only taken off; after one grace period the dead are freed. A shard
-** the sweep leaves under an eighth used shrinks to half used. */
+** is only taken off, and the shard may shrink; after one grace period the
+** dead are freed. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
     uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
@@ -947,8 +948,8 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
                 q[i] = NULL;   /* live, or on another queue now */
             }
         } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
-        if (8 * (size_t)sh->used < shard_cap(sh) && n_arrays < 4)
-            shrink_to(t, sh, sh->used ? code_for(2 * (size_t)sh->used) : 0, arrays, &n_arrays);
+        if (n_arrays < 4)
+            shrink(t, sh, arrays, &n_arrays);
         atab__lock_drop(&sh->lock);
     }
     if (!dead && !n_arrays)

@@ -225,6 +225,47 @@ static void a_double_release_from_another_thread_never_frees_a_held_atom(void **
     atab_table_free(t);
 }
 
+/* A sweep shrinks a shard it leaves under 1/8 full into the array that
+** holds twice its atoms: after atab_gc keeps 1 atom in 16 of 64,000, the
+** table has fewer than 4 slots per atom, and then takes half as many atoms
+** again without growing (an array that held its atoms at the load it
+** grows from would have grown in every shard). */
+static void a_sweep_shrinks_a_shard_and_leaves_it_room(void **state)
+{
+    (void)state;
+    enum { N = 64000, KEEP = 16 };
+    atab_table *t = table_with_threshold(SIZE_MAX, NULL);
+    char buf[32];
+    size_t held = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "shrink-%d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        assert_non_null(a);
+        if (i % KEEP)
+            atab_release(t, a);
+        else
+            held++;
+    }
+    atab_stats st;
+    atab_get_stats(t, &st);
+    size_t full_cap = st.capacity;
+    assert_true(full_cap >= N);
+    assert_int_equal(atab_gc(t), N - held);
+    atab_get_stats(t, &st);
+    assert_int_equal(st.atoms, held);
+    assert_true(st.capacity < 4 * held);
+    assert_true(st.capacity >= 2 * held);
+    size_t shrunk_cap = st.capacity;
+    for (size_t i = 0; i < held / 2; i++) {
+        snprintf(buf, sizeof buf, "again-%zu", i);
+        assert_non_null(atab_intern_cstr(t, buf));
+    }
+    atab_get_stats(t, &st);
+    assert_int_equal(st.atoms, held + held / 2);
+    assert_int_equal(st.capacity, shrunk_cap);
+    atab_table_free(t);
+}
+
 /* With sweeps never triggered (threshold SIZE_MAX: no queues either),
 ** churning 2,000 atoms through intern and release (about 2M operations,
 ** ATAB_CHURN_OPS) takes no memory: the unused atoms are a counter, not a
@@ -435,6 +476,7 @@ int main(void)
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
+        cmocka_unit_test(a_sweep_shrinks_a_shard_and_leaves_it_room),
         cmocka_unit_test(a_saturated_count_never_frees),
         cmocka_unit_test(release_all_releases_each_entry_and_reports_the_first_error),
         cmocka_unit_test(foreach_visits_each_dynamic_atom_once_with_its_count),
