@@ -67,6 +67,32 @@ static atab_host_ops host_ops(host *h)
     return o;
 }
 
+/* A test's host cache on a table on the counting allocator; never copied once open. */
+typedef struct cache_fixture {
+    host h;             /* the cache's host: counts strings made, dropped, finalized */
+    counting_alloc c;   /* the table's allocator counts here */
+    atab_table *t;
+    atab_host_cache *hc;
+} cache_fixture;
+
+/* Opens f in place: the table's allocator points at f->c, the cache's ops at f->h. */
+static void cache_fixture_open(cache_fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    atab_host_ops ops = host_ops(&f->h);       /* copied by the cache */
+    atab_allocator al = ca_allocator(&f->c);   /* copied by the table */
+    f->t = plain_table(&al);
+    f->hc = atab_host_cache_new(f->t, &ops);
+    assert_non_null(f->hc);
+}
+
+/* Frees the table, and with it the cache; checks that no block is left. */
+static void cache_fixture_close(cache_fixture *f)
+{
+    atab_table_free(f->t);
+    assert_int_equal(f->c.live, 0);
+}
+
 static size_t report_handles;
 static int grab_handles(void *ud, const char *path, int kind, int units,
                         int64_t amount, const char *desc)
@@ -152,32 +178,26 @@ static int sum_heap(void *ud, const char *path, int kind, int units,
 static void the_report_counts_the_host_cache_s_memory(void **state)
 {
     (void)state;
-    host h = {0};
-    atab_host_ops ops = host_ops(&h);
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);   /* usable == requested */
-    atab_table *t = plain_table(&al);
-    atab_host_cache *hc = atab_host_cache_new(t, &ops);
-    assert_non_null(hc);
+    cache_fixture f;
+    cache_fixture_open(&f);   /* its allocator: usable == requested */
     const atab_atom *atoms[300];
     char buf[32];
     for (int i = 0; i < 300; i++) {
         snprintf(buf, sizeof buf, "reported-%d", i);
-        atoms[i] = atab_intern_cstr(t, buf);
+        atoms[i] = atab_intern_cstr(f.t, buf);
         if (i % 2)
-            hstr_unref(&h, atab_host_cache_get(hc, atoms[i]));
+            hstr_unref(&f.h, atab_host_cache_get(f.hc, atoms[i]));
         heap_sum = 0;
-        assert_int_equal(atab_report(t, sum_heap, NULL), ATAB_OK);
-        assert_int_equal(heap_sum, (int64_t)c.bytes);   /* every block counted */
+        assert_int_equal(atab_report(f.t, sum_heap, NULL), ATAB_OK);
+        assert_int_equal(heap_sum, (int64_t)f.c.bytes);   /* every block counted */
     }
     for (int i = 0; i < 300; i++)
-        atab_release(t, atoms[i]);
-    atab_host_cache_trim(hc);
+        atab_release(f.t, atoms[i]);
+    atab_host_cache_trim(f.hc);
     heap_sum = 0;
-    atab_report(t, sum_heap, NULL);
-    assert_int_equal(heap_sum, (int64_t)c.bytes);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
+    atab_report(f.t, sum_heap, NULL);
+    assert_int_equal(heap_sum, (int64_t)f.c.bytes);
+    cache_fixture_close(&f);
 }
 
 static void *report_loop(void *p)
@@ -429,39 +449,33 @@ static void the_cache_returns_the_same_host_string(void **state)
 static void trimming_drops_entries_for_otherwise_unused_atoms(void **state)
 {
     (void)state;
-    host h = {0};
-    atab_host_ops ops = host_ops(&h);
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_table *t = plain_table(&al);
-    atab_host_cache *hc = atab_host_cache_new(t, &ops);
-    assert_non_null(hc);
-    const atab_atom *keep = atab_intern_cstr(t, "kept");
-    const atab_atom *go = atab_intern_cstr(t, "gone");
-    hstr *held = atab_host_cache_get(hc, go);   /* the host holds it */
-    hstr_unref(&h, atab_host_cache_get(hc, keep));
-    atab_release(t, go);                           /* only the cache's refs left */
-    assert_int_equal(atab_gc(t), 0);               /* the cache keeps it alive */
-    assert_int_equal(atab_host_cache_trim(hc), 1);
-    assert_int_equal(atab_host_cache_count(hc), 1);
-    assert_int_equal(h.dropped, 1);
-    assert_int_equal(h.finalized, 0);              /* the host still holds it */
-    assert_int_equal(atab_gc(t), 0);
+    cache_fixture f;
+    cache_fixture_open(&f);
+    const atab_atom *keep = atab_intern_cstr(f.t, "kept");
+    const atab_atom *go = atab_intern_cstr(f.t, "gone");
+    hstr *held = atab_host_cache_get(f.hc, go);   /* the host holds it */
+    hstr_unref(&f.h, atab_host_cache_get(f.hc, keep));
+    atab_release(f.t, go);                         /* only the cache's refs left */
+    assert_int_equal(atab_gc(f.t), 0);             /* the cache keeps it alive */
+    assert_int_equal(atab_host_cache_trim(f.hc), 1);
+    assert_int_equal(atab_host_cache_count(f.hc), 1);
+    assert_int_equal(f.h.dropped, 1);
+    assert_int_equal(f.h.finalized, 0);            /* the host still holds it */
+    assert_int_equal(atab_gc(f.t), 0);
     assert_string_equal(held->chars, "gone");
-    hstr_unref(&h, held);                          /* the host's GC */
-    assert_int_equal(h.finalized, 1);
-    assert_int_equal(atab_gc(t), 1);               /* now it can go */
-    assert_ptr_equal(atab_host_cache_get(hc, keep), atab_host_cache_get(hc, keep));
-    assert_int_equal(h.created, 2);                /* kept: not made again */
-    assert_int_equal(atab_host_cache_trim(hc), 0);
-    hstr *k = atab_host_cache_get(hc, keep);
-    hstr_unref(&h, k), hstr_unref(&h, k), hstr_unref(&h, k);   /* the 3 reads */
-    atab_release(t, keep);
-    assert_int_equal(atab_host_cache_trim(hc), 1);
-    assert_int_equal(atab_gc(t), 1);
-    assert_int_equal(atab_host_cache_count(hc), 0);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
+    hstr_unref(&f.h, held);                        /* the host's GC */
+    assert_int_equal(f.h.finalized, 1);
+    assert_int_equal(atab_gc(f.t), 1);             /* now it can go */
+    assert_ptr_equal(atab_host_cache_get(f.hc, keep), atab_host_cache_get(f.hc, keep));
+    assert_int_equal(f.h.created, 2);              /* kept: not made again */
+    assert_int_equal(atab_host_cache_trim(f.hc), 0);
+    hstr *k = atab_host_cache_get(f.hc, keep);
+    hstr_unref(&f.h, k), hstr_unref(&f.h, k), hstr_unref(&f.h, k);   /* the 3 reads */
+    atab_release(f.t, keep);
+    assert_int_equal(atab_host_cache_trim(f.hc), 1);
+    assert_int_equal(atab_gc(f.t), 1);
+    assert_int_equal(atab_host_cache_count(f.hc), 0);
+    cache_fixture_close(&f);
 }
 
 static void the_cache_trims_itself_as_it_grows(void **state)
@@ -488,29 +502,24 @@ static void the_cache_trims_itself_as_it_grows(void **state)
 static void the_cache_allocates_nothing_for_atoms_never_shared(void **state)
 {
     (void)state;
-    host h = {0};
-    atab_host_ops ops = host_ops(&h);
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_table *t = plain_table(&al);
-    atab_host_cache *hc = atab_host_cache_new(t, &ops);
-    assert_non_null(hc);
-    const atab_atom *shared = atab_intern_cstr(t, "shared");
-    hstr_unref(&h, atab_host_cache_get(hc, shared));
-    long allocs = c.allocs;
-    size_t bytes = c.bytes;
+    cache_fixture f;
+    cache_fixture_open(&f);
+    const atab_atom *shared = atab_intern_cstr(f.t, "shared");
+    hstr_unref(&f.h, atab_host_cache_get(f.hc, shared));
+    long allocs = f.c.allocs;
+    size_t bytes = f.c.bytes;
     char buf[32];
     const atab_atom *atoms[5000];
     for (int i = 0; i < 5000; i++) {
         snprintf(buf, sizeof buf, "never-shared-%d", i);
-        atoms[i] = atab_intern_cstr(t, buf);
+        atoms[i] = atab_intern_cstr(f.t, buf);
     }
-    size_t atom_bytes = c.bytes - bytes;
-    long atom_allocs = c.allocs - allocs;
+    size_t atom_bytes = f.c.bytes - bytes;
+    long atom_allocs = f.c.allocs - allocs;
     for (int i = 0; i < 100; i++)
-        hstr_unref(&h, atab_host_cache_get(hc, shared));
-    assert_int_equal(c.allocs - allocs, atom_allocs);   /* hits allocate nothing */
-    assert_int_equal(c.bytes - bytes, atom_bytes);
+        hstr_unref(&f.h, atab_host_cache_get(f.hc, shared));
+    assert_int_equal(f.c.allocs - allocs, atom_allocs);   /* hits allocate nothing */
+    assert_int_equal(f.c.bytes - bytes, atom_bytes);
     /* the same table without a cache: exactly the same bytes per atom */
     counting_alloc c2 = {0};
     atab_allocator al2 = ca_allocator(&c2);
@@ -524,137 +533,119 @@ static void the_cache_allocates_nothing_for_atoms_never_shared(void **state)
     assert_int_equal(c2.bytes - base2, atom_bytes);
     atab_table_free(t2);
     for (int i = 0; i < 5000; i++)
-        atab_release(t, atoms[i]);
-    atab_release(t, shared);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
+        atab_release(f.t, atoms[i]);
+    atab_release(f.t, shared);
+    cache_fixture_close(&f);
 }
 
 static void oom_in_the_cache_is_an_error_and_loses_nothing(void **state)
 {
     (void)state;
-    host h = {0};
-    atab_host_ops ops = host_ops(&h);
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_table *t = plain_table(&al);
-    atab_host_cache *hc = atab_host_cache_new(t, &ops);
-    assert_non_null(hc);
-    const atab_atom *a = atab_intern_cstr(t, "first");
-    c.fail_at = c.attempts + 1;   /* the cache's first array */
-    assert_null(atab_host_cache_get(hc, a));
+    cache_fixture f;
+    cache_fixture_open(&f);
+    const atab_atom *a = atab_intern_cstr(f.t, "first");
+    f.c.fail_at = f.c.attempts + 1;   /* the cache's first array */
+    assert_null(atab_host_cache_get(f.hc, a));
     assert_int_equal(atab_last_error(), ATAB_ENOMEM);
-    assert_int_equal(h.created, 0);              /* no host string made */
-    assert_int_equal(atab_host_cache_count(hc), 0);
-    assert_int_equal(atab_external_handles(t), 0);
-    c.fail_at = 0;
-    atab_release(t, a);
-    assert_int_equal(atab_gc(t), 1);             /* no reference leaked */
-    a = atab_intern_cstr(t, "first");
-    h.fail_create = 1;                           /* the host fails */
-    assert_null(atab_host_cache_get(hc, a));
+    assert_int_equal(f.h.created, 0);            /* no host string made */
+    assert_int_equal(atab_host_cache_count(f.hc), 0);
+    assert_int_equal(atab_external_handles(f.t), 0);
+    f.c.fail_at = 0;
+    atab_release(f.t, a);
+    assert_int_equal(atab_gc(f.t), 1);           /* no reference leaked */
+    a = atab_intern_cstr(f.t, "first");
+    f.h.fail_create = 1;                         /* the host fails */
+    assert_null(atab_host_cache_get(f.hc, a));
     assert_int_equal(atab_last_error(), ATAB_ENOMEM);
-    assert_int_equal(atab_host_cache_count(hc), 0);
-    h.fail_create = 0;
-    hstr *s = atab_host_cache_get(hc, a);     /* works again */
+    assert_int_equal(atab_host_cache_count(f.hc), 0);
+    f.h.fail_create = 0;
+    hstr *s = atab_host_cache_get(f.hc, a);   /* works again */
     assert_non_null(s);
     /* fill to the growth point (16 slots, load 1/2), then fail the growth */
     const atab_atom *more[8];
     char buf[16];
     for (int i = 0; i < 7; i++) {
         snprintf(buf, sizeof buf, "m%d", i);
-        more[i] = atab_intern_cstr(t, buf);
-        hstr_unref(&h, atab_host_cache_get(hc, more[i]));
+        more[i] = atab_intern_cstr(f.t, buf);
+        hstr_unref(&f.h, atab_host_cache_get(f.hc, more[i]));
     }
-    assert_int_equal(atab_host_cache_count(hc), 8);
-    more[7] = atab_intern_cstr(t, "m7");
-    long created = h.created;
-    c.fail_at = c.attempts + 1;
-    c.fail_after = 1;
-    void *r = atab_host_cache_get(hc, more[7]);   /* benign: 16 > 9 + 1 */
-    c.fail_at = 0;
-    c.fail_after = 0;
+    assert_int_equal(atab_host_cache_count(f.hc), 8);
+    more[7] = atab_intern_cstr(f.t, "m7");
+    long created = f.h.created;
+    f.c.fail_at = f.c.attempts + 1;
+    f.c.fail_after = 1;
+    void *r = atab_host_cache_get(f.hc, more[7]);   /* benign: 16 > 9 + 1 */
+    f.c.fail_at = 0;
+    f.c.fail_after = 0;
     assert_non_null(r);
-    hstr_unref(&h, r);
-    assert_int_equal(h.created, created + 1);
+    hstr_unref(&f.h, r);
+    assert_int_equal(f.h.created, created + 1);
     for (int i = 0; i < 8; i++)   /* every entry still found */
-        hstr_unref(&h, atab_host_cache_get(hc, more[i]));
-    assert_int_equal(h.created, created + 1);
+        hstr_unref(&f.h, atab_host_cache_get(f.hc, more[i]));
+    assert_int_equal(f.h.created, created + 1);
     for (int i = 0; i < 8; i++)
-        atab_release(t, more[i]);
-    hstr_unref(&h, s);
-    atab_release(t, a);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
-    assert_int_equal(h.finalized, h.created);
+        atab_release(f.t, more[i]);
+    hstr_unref(&f.h, s);
+    atab_release(f.t, a);
+    cache_fixture_close(&f);
+    assert_int_equal(f.h.finalized, f.h.created);
 }
 
 static void oom_when_the_cache_cannot_grow_at_all(void **state)
 {
     (void)state;
-    host h = {0};
-    atab_host_ops ops = host_ops(&h);
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_table *t = plain_table(&al);
-    atab_host_cache *hc = atab_host_cache_new(t, &ops);
-    assert_non_null(hc);
+    cache_fixture f;
+    cache_fixture_open(&f);
     enum { N = 16 };
     const atab_atom *atoms[N];
     char buf[16];
     int failed_at = -1;
-    c.fail_at = 0;
+    f.c.fail_at = 0;
     for (int i = 0; i < N; i++) {
         snprintf(buf, sizeof buf, "k%d", i);
-        atoms[i] = atab_intern_cstr(t, buf);
+        atoms[i] = atab_intern_cstr(f.t, buf);
     }
-    c.fail_at = c.attempts + 2;   /* the first array works, growth fails */
-    c.fail_after = 1;
+    f.c.fail_at = f.c.attempts + 2;   /* the first array works, growth fails */
+    f.c.fail_after = 1;
     for (int i = 0; i < N && failed_at < 0; i++) {
-        void *s = atab_host_cache_get(hc, atoms[i]);
+        void *s = atab_host_cache_get(f.hc, atoms[i]);
         if (!s) {
             failed_at = i;
             assert_int_equal(atab_last_error(), ATAB_ENOMEM);
         } else {
-            hstr_unref(&h, s);
+            hstr_unref(&f.h, s);
         }
     }
-    c.fail_at = 0;
-    c.fail_after = 0;
+    f.c.fail_at = 0;
+    f.c.fail_after = 0;
     assert_true(failed_at > 8);                    /* benign while it could */
-    assert_int_equal(atab_host_cache_count(hc), failed_at);
-    assert_int_equal(h.created, failed_at);
+    assert_int_equal(atab_host_cache_count(f.hc), failed_at);
+    assert_int_equal(f.h.created, failed_at);
     for (int i = 0; i < failed_at; i++) {          /* all still there */
-        hstr *s = atab_host_cache_get(hc, atoms[i]);
+        hstr *s = atab_host_cache_get(f.hc, atoms[i]);
         assert_string_equal(s->chars, atab_chars(atoms[i]));
-        hstr_unref(&h, s);
+        hstr_unref(&f.h, s);
     }
-    assert_int_equal(h.created, failed_at);
+    assert_int_equal(f.h.created, failed_at);
     for (int i = 0; i < N; i++)
-        atab_release(t, atoms[i]);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
+        atab_release(f.t, atoms[i]);
+    cache_fixture_close(&f);
 }
 
 static void freeing_the_table_drops_the_cache_and_waits_for_the_strings(void **state)
 {
     (void)state;
-    host h = {0};
-    atab_host_ops ops = host_ops(&h);
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_table *t = plain_table(&al);
-    atab_host_cache *hc = atab_host_cache_new(t, &ops);
-    assert_non_null(hc);
-    const atab_atom *a = atab_intern_cstr(t, "still-read-by-the-host");
-    hstr *s = atab_host_cache_get(hc, a);   /* the host keeps this one */
-    atab_release(t, a);
-    atab_table_free(t);
-    assert_int_equal(h.dropped, 1);
-    assert_true(c.live > 0);
+    cache_fixture f;
+    cache_fixture_open(&f);
+    const atab_atom *a = atab_intern_cstr(f.t, "still-read-by-the-host");
+    hstr *s = atab_host_cache_get(f.hc, a);   /* the host keeps this one */
+    atab_release(f.t, a);
+    atab_table_free(f.t);
+    assert_int_equal(f.h.dropped, 1);
+    assert_true(f.c.live > 0);
     assert_string_equal(s->chars, "still-read-by-the-host");
-    hstr_unref(&h, s);                         /* its finalizer frees the table */
-    assert_int_equal(c.live, 0);
+    hstr_unref(&f.h, s);                       /* its finalizer frees the table */
+    assert_int_equal(f.c.live, 0);
 }
 
 /* ---- several caches on one table (one per host heap) ---- */
