@@ -818,32 +818,25 @@ static void retire_flush(atab_table *t, retire *rt)
     rt->n_atoms = rt->n_arrays = 0;
 }
 
-/* Rebuilds a locked shard's array into size class `code` (none when 0),
-** the old array appended to arrays[*n] to free after a grace period.
-** Benign on failure: the shard keeps its array. */
-static void shrink_to(atab_table *t, atab__shard *sh, unsigned code, uint64_t *arrays,
-                      size_t *n)
-{
-    atab_status saved = atab_last_error();
-    uint64_t old = rebuild(t, sh, code);
-    atab__set_error(saved);
-    if (old != UINT64_MAX && is_array(old))
-        arrays[(*n)++] = old;
-}
-
 /* Shrinks a locked shard that a sweep left under an eighth used into the
 ** smaller array that holds twice its atoms (none when it has none), the
-** old one appended to arrays[*n]: a shard that churns between sweeps keeps
-** room for as many again as it holds, and is rebuilt again only once that
-** more than doubles or falls under a third. Deleted slots are no reason:
-** inserts reuse them, and they lengthen no probe (erase). */
+** old one appended to arrays[*n] to free after a grace period: a shard
+** that churns between sweeps keeps room for as many again as it holds, and
+** is rebuilt again only once that more than doubles or falls under a
+** third. Deleted slots are no reason: inserts reuse them, and they
+** lengthen no probe (erase). Benign on failure: the shard keeps its array. */
 static void shrink(atab_table *t, atab__shard *sh, uint64_t *arrays, size_t *n)
 {
     if (!is_array(*sh->arr) || 8 * (size_t)sh->used >= shard_cap(sh))
         return;
     unsigned code = sh->used ? code_for(2 * (size_t)sh->used) : 0;
-    if (!code || atab__code_groups[code] < atab__arr_of(*sh->arr).ngroups)
-        shrink_to(t, sh, code, arrays, n);
+    if (code && atab__code_groups[code] >= atab__arr_of(*sh->arr).ngroups)
+        return;
+    atab_status saved = atab_last_error();
+    uint64_t old = rebuild(t, sh, code);
+    atab__set_error(saved);
+    if (old != UINT64_MAX && is_array(old))
+        arrays[(*n)++] = old;
 }
 
 /* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
