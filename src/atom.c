@@ -156,20 +156,15 @@ static uint64_t copy_short(char *dst, const char *s, size_t len)
     return x | y;
 }
 
-size_t atab__atom_size(const atab_atom *a)
-{
-    return sizeof(atab_atom) + atab_len(a) + 1;
-}
-
 atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_atom *block)
 {
-    atab_atom *a = block ? block : atab__alloc_in(t, acct, sizeof(atab_atom) + k->len + 1);
+    atab_atom *a = block ? block : atab__alloc_in(t, acct, atab__atom_bytes(k->len));
     if (!a)
         return NULL;
     if (((uintptr_t)a & 7) || (uint64_t)(uintptr_t)a >> 48) {
         /* slots and caches pack the address (table.h, thread.h): a block
         ** the allocator should not have given is as good as none */
-        atab__free_in(t, acct, a, sizeof(atab_atom) + k->len + 1);
+        atab__free_in(t, acct, a, atab__atom_bytes(k->len));
         return atab__fail(ATAB_ENOMEM);
     }
     char *c = (char *)(a + 1);

@@ -41,7 +41,19 @@
 ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k,
                                        atab_atom *block);
 ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
-ATAB__HIDDEN size_t atab__atom_size(const atab_atom *a);
+
+/* The bytes a dynamic atom of len bytes is allocated with: its header, its
+** characters and their NUL (a recycled block, whose header is a link, is
+** counted by the length it is kept under). */
+static inline size_t atab__atom_bytes(size_t len)
+{
+    return sizeof(atab_atom) + len + 1;
+}
+
+static inline size_t atab__atom_size(const atab_atom *a)
+{
+    return atab__atom_bytes(atab_len(a));
+}
 
 static inline uint32_t *atab__count_word(const atab_atom *a)
 {

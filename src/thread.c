@@ -210,7 +210,7 @@ static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
     for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++) {
         for (atab_atom *a = lists[len], *next; a; a = next, n++) {
             memcpy(&next, a, sizeof next);
-            atab__free_in(t, acct, a, sizeof(atab_atom) + len + 1);
+            atab__free_in(t, acct, a, atab__atom_bytes(len));
         }
         lists[len] = NULL;
     }
@@ -366,7 +366,7 @@ static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t),
     atab_atom **kept = atab__queue_kept(r->queue, r->t->queue_cap);
     for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
         for (const atab_atom *a = kept[len]; a; memcpy(&a, a, sizeof a))
-            fn(ud, a, sizeof(atab_atom) + len + 1);
+            fn(ud, a, atab__atom_bytes(len));
 }
 
 void atab__flush_counts(atab_table *t, int unqueue,
