@@ -262,19 +262,10 @@ static inline int wa_frees(watch_alloc *a, int i)
     return __atomic_load_n(&a->w[i].frees, __ATOMIC_SEQ_CST);
 }
 
-/* A table on `al` with a fixed seed, no statics, and the given sweep
-** threshold (a thread's queue holds that many). */
-static inline atab_table *race_table_sweeping(const atab_allocator *al, size_t threshold)
-{
-    atab_options o = plain_options(al, 7);
-    o.sweep_threshold = threshold;
-    return atab_table_new(&o);
-}
-
-/* The same, sweeping only on atab_gc. */
+/* A table on `al` with a fixed seed, no statics, sweeping only on atab_gc. */
 static inline atab_table *race_table(const atab_allocator *al)
 {
-    return race_table_sweeping(al, SIZE_MAX);
+    return sweeping_table(al, 7, SIZE_MAX);
 }
 
 /* This thread's record on t (it used t before). */

@@ -274,29 +274,7 @@ static void the_memory_limit_refuses_what_would_pass_it(void **state)
     assert_int_equal(c.live, 0);
 }
 
-/* atab_report callback: the amount of the entry at path *(const char **)ud
-** into the int64_t after it (left as it was when there is none). */
-typedef struct amount_at {
-    const char *path;
-    int64_t amount;
-} amount_at;
-
-static int take_amount(void *ud, const char *path, int kind, int units, int64_t amount,
-                       const char *desc)
-{
-    amount_at *a = ud;
-    (void)kind; (void)units; (void)desc;
-    if (strcmp(path, a->path) == 0)
-        a->amount = amount;
-    return 0;
-}
-
-static int64_t recycled_bytes(atab_table *t)
-{
-    amount_at a = {"explicit/atoms/dynamic/recycled", 0};
-    assert_int_equal(atab_report(t, take_amount, &a), ATAB_OK);
-    return a.amount;
-}
+#define RECYCLED "explicit/atoms/dynamic/recycled"   /* left out when none */
 
 /* The blocks a thread keeps from its sweeps count against the memory
 ** limit; when a new atom would pass it, they are freed first and the atom
@@ -319,7 +297,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
         snprintf(buf, sizeof buf, "dead-%05d", i);
         assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
     }
-    assert_int_equal(recycled_bytes(t), 256 * (8 + 10 + 1));
+    assert_int_equal(report_amount(t, RECYCLED, 0), 256 * (8 + 10 + 1));
     enum { MAX = 10000 };
     static const atab_atom *kept[MAX];
     int n = 0, refused = 0;
@@ -332,7 +310,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
     }
     assert_true(n > 100 && n < MAX && refused == 200);
     assert_int_equal(atab_last_error(), ATAB_ELIMIT);
-    assert_int_equal(recycled_bytes(t), 0);   /* given way before the first refusal */
+    assert_int_equal(report_amount(t, RECYCLED, 0), 0);   /* given way before the first refusal */
     atab_stats st;
     atab_get_stats(t, &st);
     assert_true(st.bytes <= o.memory_limit);

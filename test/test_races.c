@@ -348,7 +348,7 @@ static void queue_sweep_paused_while_a_reader_interns(int at_kill)
     memset(&wa, 0, sizeof wa);
     setup_hooks();
     atab_allocator al = wa_allocator(&wa);
-    queue_case c = {race_table_sweeping(&al, 2), NULL};   /* a queue of 2 */
+    queue_case c = {sweeping_table(&al, 7, 2), NULL};   /* a queue of 2 */
     assert_non_null(c.t);
     worker q, v;
     pause_at *pq = pause_arm(at_kill ? "queue:kill" : "queue:free", ROLE_B, NULL);
@@ -440,7 +440,7 @@ static void queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left(
     reuse_case c;
     memset(&c, 0, sizeof c);
     sem_init(&c.go, 0, 0);
-    c.t = race_table_sweeping(&al, 2);   /* a queue of 2 */
+    c.t = sweeping_table(&al, 7, 2);   /* a queue of 2 */
     assert_non_null(c.t);
     worker q, v;
     worker_start(&q, ROLE_B, do_queue_sweep_then_reuse, &c);

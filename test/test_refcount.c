@@ -7,20 +7,10 @@
 #include "test_util.h"
 #include "atab_int.h"
 
-static atab_table *table_with_threshold(size_t threshold, const atab_allocator *al)
-{
-    atab_options o;
-    memset(&o, 0, sizeof o);
-    o.flags = ATAB_FIXED_SEED | ATAB_NO_DEFAULT_STATICS;
-    o.sweep_threshold = threshold;
-    o.allocator = al;
-    return atab_table_new(&o);
-}
-
 static void each_intern_is_a_reference(void **state)
 {
     (void)state;
-    atab_table *t = table_with_threshold(SIZE_MAX, NULL);
+    atab_table *t = sweeping_table(NULL, 0, SIZE_MAX);
     const atab_atom *a = atab_intern_cstr(t, "x");
     atab_intern_cstr(t, "x");
     atab_ref(a);
@@ -46,7 +36,7 @@ static void an_unused_atom_interned_again_is_revived_not_reallocated(void **stat
     (void)state;
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_table *t = table_with_threshold(SIZE_MAX, &al);
+    atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
     const atab_atom *a = atab_intern_cstr(t, "revive-me");
     atab_release(t, a);
     long allocs = c.allocs;
@@ -67,7 +57,7 @@ static void sweep_frees_exactly_the_unused(void **state)
     enum { N = 3000 };
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_table *t = table_with_threshold(SIZE_MAX, &al);
+    atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
     const atab_atom *atoms[N];
     char buf[32];
     for (int i = 0; i < N; i++) {
@@ -99,7 +89,7 @@ static void sweep_frees_exactly_the_unused(void **state)
 static void crossing_the_threshold_sweeps_by_itself(void **state)
 {
     (void)state;
-    atab_table *t = table_with_threshold(100, NULL);
+    atab_table *t = sweeping_table(NULL, 0, 100);
     const atab_atom *atoms[150];
     char buf[32];
     for (int i = 0; i < 150; i++) {
@@ -122,7 +112,7 @@ static void crossing_the_threshold_sweeps_by_itself(void **state)
 static void a_double_release_never_frees_a_held_atom(void **state)
 {
     (void)state;
-    atab_table *t = table_with_threshold(SIZE_MAX, NULL);
+    atab_table *t = sweeping_table(NULL, 0, SIZE_MAX);
     const atab_atom *a = atab_intern_cstr(t, "once");
     assert_int_equal(atab_release(t, a), ATAB_OK);
     assert_int_equal(atab_release(t, a), ATAB_EREFS);
@@ -151,7 +141,7 @@ static void a_double_release_after_a_flush_never_frees_a_held_atom(void **state)
     (void)state;
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_table *t = table_with_threshold(SIZE_MAX, &al);
+    atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
     const atab_atom *a = atab_intern_cstr(t, "flushed");
     assert_int_equal(atab_release(t, a), ATAB_OK);
     atab_stats st;
@@ -204,7 +194,7 @@ static void a_double_release_from_another_thread_never_frees_a_held_atom(void **
 #endif
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_table *t = table_with_threshold(SIZE_MAX, &al);
+    atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
     const atab_atom *a = atab_intern_cstr(t, "twice");
     assert_int_equal(atab_release(t, a), ATAB_OK);
     release_on r = {t, a, -1};
@@ -234,7 +224,7 @@ static void a_sweep_shrinks_a_shard_and_leaves_it_room(void **state)
 {
     (void)state;
     enum { N = 64000, KEEP = 16 };
-    atab_table *t = table_with_threshold(SIZE_MAX, NULL);
+    atab_table *t = sweeping_table(NULL, 0, SIZE_MAX);
     char buf[32];
     size_t held = 0;
     for (int i = 0; i < N; i++) {
@@ -276,7 +266,7 @@ static void churn_without_sweeps_keeps_the_bytes_bounded(void **state)
     enum { N = 2000 };
     const char *e = getenv("ATAB_CHURN_OPS");
     long ops = e && atol(e) > 0 ? atol(e) : 2000000;
-    atab_table *t = table_with_threshold(SIZE_MAX, NULL);
+    atab_table *t = sweeping_table(NULL, 0, SIZE_MAX);
     char buf[N][16];
     for (int i = 0; i < N; i++) {
         snprintf(buf[i], sizeof buf[i], "churn%d", i);
@@ -307,7 +297,7 @@ static void churn_without_sweeps_keeps_the_bytes_bounded(void **state)
 static void a_saturated_count_never_frees(void **state)
 {
     (void)state;
-    atab_table *t = table_with_threshold(SIZE_MAX, NULL);
+    atab_table *t = sweeping_table(NULL, 0, SIZE_MAX);
     const atab_atom *a = atab_intern_cstr(t, "hot");
     /* Force the count near the top (white-box: the layout is public). */
     ((atab_atom *)a)->atab__refcnt = (1u << 30) - 1;

@@ -420,14 +420,6 @@ static size_t sa_usable(void *ud, const void *p, size_t size)
     return size;
 }
 
-/* A table whose threads sweep their queues every `threshold` atoms. */
-static atab_table *sweeping_table(const atab_allocator *al, size_t threshold)
-{
-    atab_options o = plain_options(al, 42);
-    o.sweep_threshold = threshold;
-    return atab_table_new(&o);
-}
-
 /* For the tests of recycled blocks: a table sweeping every 64 atoms on a
 ** sized allocator (sa, al: the caller's) that counts blocks of 10-byte
 ** atoms. Skips the test in debug builds: they have no thread records, so
@@ -439,7 +431,7 @@ static atab_table *recycling_table(sized_alloc *sa, atab_allocator *al)
 #endif
     *sa = (sized_alloc){{0}, 8 + 10 + 1, 0, 0};
     *al = (atab_allocator){sa_alloc, sa_free, sa_usable, sa};
-    atab_table *t = sweeping_table(al, 64);
+    atab_table *t = sweeping_table(al, 42, 64);
     assert_non_null(t);
     return t;
 }

@@ -91,4 +91,39 @@ static inline atab_table *plain_table(const atab_allocator *al)
     return atab_table_new(&o);
 }
 
+/* A table with plain_options(al, seed) that sweeps once `threshold` atoms
+** are unused (a thread's queue holds up to that many; SIZE_MAX: only on
+** atab_gc, with no queues). */
+static inline atab_table *sweeping_table(const atab_allocator *al, uint64_t seed,
+                                         size_t threshold)
+{
+    atab_options o = plain_options(al, seed);
+    o.sweep_threshold = threshold;
+    return atab_table_new(&o);
+}
+
+typedef struct report_amount_at {
+    const char *path;
+    int64_t amount;
+} report_amount_at;
+
+static inline int report_amount_cb(void *ud, const char *path, int kind, int units,
+                                   int64_t amount, const char *desc)
+{
+    report_amount_at *a = ud;
+    (void)kind; (void)units; (void)desc;
+    if (strcmp(path, a->path) == 0)
+        a->amount = amount;
+    return 0;
+}
+
+/* The amount of t's report entry at `path`, or `missing` when the report
+** has none; the report must succeed. */
+static inline int64_t report_amount(atab_table *t, const char *path, int64_t missing)
+{
+    report_amount_at a = {path, missing};
+    assert_int_equal(atab_report(t, report_amount_cb, &a), ATAB_OK);
+    return a.amount;
+}
+
 #endif
