@@ -19,6 +19,9 @@
 **   grow vs read                   "probe:array" (t), after a reader
 **       loaded a shard's array, before probing it; "grow:free" (t),
 **       before the grace period that precedes freeing a replaced array
+**   kick vs read                   "probe:group_a" (group A's control
+**       bytes), after a probe read the control bytes of a key's group A,
+**       before it reads its slots
 */
 #ifndef ATAB_HOOKS_H
 #define ATAB_HOOKS_H

@@ -92,6 +92,25 @@ ATAB__INLINE const atab_atom *group_find(atab__arr v, size_t g, uint32_t m, uint
     return NULL;
 }
 
+/* The atom in groups A and B of h that `match` accepts, or NULL; *at (when
+** not NULL) receives its slot. B's control bytes are read only after A's
+** slots: a kick puts a key in its group B before its slot in A is emptied
+** and reused, so a probe that finds that slot reused finds the key in B. */
+ATAB__INLINE const atab_atom *probe_ab(atab__arr v, uint64_t h, match_fn match,
+                                       const void *key, size_t *at)
+{
+    size_t ga = atab__h_group(h, v.ngroups);
+    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
+    ATAB__PAUSE("probe:group_a", atab__group_ctrl(v, ga));
+    const atab_atom *a = group_find(v, ga, ma, h, match, key, at);
+    if (!a) {
+        size_t gb = atab__h_group2(h, v.ngroups);
+        a = group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h, match, key,
+                       at);
+    }
+    return a;
+}
+
 /* The probe from group B on, while the group read has no empty slot, in an
 ** array whose keys overflowed (table.h). */
 ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn match,
@@ -117,12 +136,7 @@ ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn mat
 ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
                                     const void *key, size_t *at)
 {
-    size_t ga = atab__h_group(h, v.ngroups), gb = atab__h_group2(h, v.ngroups);
-    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
-    uint32_t mb = atab__group_read(v, gb, atab__h_ctrl(h)).match;
-    const atab_atom *a = group_find(v, ga, ma, h, match, key, at);
-    if (!a)
-        a = group_find(v, gb, mb, h, match, key, at);
+    const atab_atom *a = probe_ab(v, h, match, key, at);
     return a || !v.overflow ? a : probe_from_b(v, h, match, key, at);
 }
 
@@ -577,12 +591,8 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
     short_key k = {s, len};
     atab__enter_rec_nofence(atab__tls_last.rec);
     atab__arr v = shard_arr(t, h);
-    size_t ga = atab__h_group(h, v.ngroups), gb;
-    const atab_atom *a = group_find(v, ga, atab__group_read(v, ga, atab__h_ctrl(h)).match, h,
-                                    match_short, &k, NULL);
-    if (!a && (gb = atab__h_group2(h, v.ngroups),
-               !(a = group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h,
-                                match_short, &k, NULL)))) {
+    const atab_atom *a = probe_ab(v, h, match_short, &k, NULL);
+    if (!a) {
         if (ATAB__UNLIKELY(v.overflow))
             return short_past_b(t, s, len, h, insert_new);
         atab__leave(atab__tls_last.rec);

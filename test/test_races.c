@@ -2,7 +2,7 @@
 ** test_races.c - every interleaving of two threads through the pause
 ** points of each lifecycle protocol (src/hooks.h): handle release against
 ** table free, revive against sweep, thread exit against flush and sweep,
-** grow against read. Each schedule holds thread A at its point, runs
+** grow against read, kick against read. Each schedule holds thread A at its point, runs
 ** thread B to completion or to its own point, releases them in a given
 ** order, then checks the invariants: exactly one destroy, nothing freed
 ** that is held or still read, counts exact (atab_get_stats), identities
@@ -733,6 +733,177 @@ static void reader_after_the_grow_reads_the_new_array(void **state)
     grow_schedule(1, 0, 1);
 }
 
+/* ---- kick vs read ---- */
+
+typedef struct kick_case {
+    atab_table *t;
+    unsigned shard;
+    atab__arr v;                /* the shard's array while the case is built */
+    const atab_atom *held[4096];
+    size_t n_held, next;
+    const char *prefix;         /* the keys' */
+    const atab_atom *moved;     /* the atom the kick moves: the reader's key */
+    const atab_atom *warm;      /* a key of another shard, read first */
+    const atab_atom *got;
+} kick_case;
+
+static uint64_t hash_of(atab_table *t, const char *s, size_t len)
+{
+    return atab__hash_bytes(t->seed, s, len);
+}
+
+static unsigned group_free(atab__arr v, size_t g)
+{
+    return (unsigned)__builtin_popcount(atab__group_read(v, g, 0).free);
+}
+
+/* The next key of the case's shard whose groups are A = ga and, unless
+** gb is SIZE_MAX, B = gb, in buf. */
+static void next_key(kick_case *c, size_t ga, size_t gb, char *buf, size_t n)
+{
+    for (;;) {
+        snprintf(buf, n, "%s%zu", c->prefix, c->next++);
+        uint64_t h = hash_of(c->t, buf, strlen(buf));
+        size_t a = atab__h_group(h, c->v.ngroups), b = atab__h_group2(h, c->v.ngroups);
+        if (atab__h_shard(h) == c->shard && (ga == SIZE_MAX || a == ga) &&
+            (gb == SIZE_MAX || b == gb))
+            return;
+    }
+}
+
+static int hold(kick_case *c, const char *key)
+{
+    const atab_atom *a = atab_intern_cstr(c->t, key);
+    assert_non_null(a);
+    assert_true(c->n_held < sizeof c->held / sizeof c->held[0]);
+    c->held[c->n_held++] = a;
+    atab__arr v = atab__arr_of(__atomic_load_n(&c->t->arrs[c->shard], __ATOMIC_ACQUIRE));
+    int same = v.base == c->v.base;
+    c->v = v;
+    return same;   /* 0: the shard was rebuilt */
+}
+
+/* The atom a kick of full group g moves (its first key whose group A is g
+** and whose group B has room), or NULL. */
+static const atab_atom *kicked_from(kick_case *c, size_t g)
+{
+    for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
+        const atab_atom *a = atab__slot_atom(*atab__slot_ptr(c->v, i));
+        uint64_t h = hash_of(c->t, atab_chars(a), atab_len(a));
+        size_t b = atab__h_group2(h, c->v.ngroups);
+        if (atab__h_group(h, c->v.ngroups) == g && b != g && group_free(c->v, b))
+            return a;
+    }
+    return NULL;
+}
+
+/* Fills group g of the shard with keys whose groups are both g; 0 when
+** the shard was rebuilt meanwhile. */
+static int fill_group(kick_case *c, size_t g)
+{
+    char buf[64];
+    while (group_free(c->v, g)) {
+        next_key(c, g, g, buf, sizeof buf);
+        if (!hold(c, buf))
+            return 0;
+    }
+    return 1;
+}
+
+static void *do_kick_read(void *arg)
+{
+    kick_case *c = arg;
+    assert_ptr_equal(atab_lookup(c->t, atab_chars(c->warm), atab_len(c->warm)), c->warm);
+    c->got = atab_lookup(c->t, atab_chars(c->moved), atab_len(c->moved));
+    return NULL;
+}
+
+/* A reader R read the control bytes of its key's groups A and B and stops
+** (at "probe:groups"); the main thread then interns a key whose groups are
+** both A, which is full, so a kick moves R's key from A to its B and the
+** new key takes its slot in A. R's first read of B came before the move,
+** and its key's slot in A now holds another key: R must still find its
+** key. `long_keys`: keys past ATAB__SHORT_KEY bytes (the general probe)
+** or within (the short-key path, R's second lookup on the table). */
+static void kick_schedule(int long_keys)
+{
+    static kick_case c;
+    char buf[64];
+    worker r;
+    memset(&c, 0, sizeof c);
+    setup_hooks();
+    c.t = race_table(NULL);
+    c.prefix = long_keys ? "kick-race-key-longer-than-16-bytes-" : "kk";
+    snprintf(buf, sizeof buf, "%s0", c.prefix);
+    c.shard = atab__h_shard(hash_of(c.t, buf, strlen(buf)));
+    while (c.v.ngroups < 8) {   /* a shard of 8 groups or more, every key held */
+        next_key(&c, SIZE_MAX, SIZE_MAX, buf, sizeof buf);
+        hold(&c, buf);
+    }
+    size_t g = 0;
+    while (!c.moved) {   /* a full group A whose kick moves a key R can read */
+        assert_true(c.n_held < 3000);
+        if (!fill_group(&c, g % c.v.ngroups)) {
+            g = 0;   /* rebuilt: start over on the new array */
+            continue;
+        }
+        c.moved = kicked_from(&c, g % c.v.ngroups);
+        if (!c.moved)
+            g++;
+    }
+    g %= c.v.ngroups;
+    uint64_t hm = hash_of(c.t, atab_chars(c.moved), atab_len(c.moved));
+    size_t b = atab__h_group2(hm, c.v.ngroups), at = SIZE_MAX;
+    for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++)
+        if (atab__slot_atom(*atab__slot_ptr(c.v, i)) == c.moved)
+            at = i;
+    assert_true(at != SIZE_MAX);
+    c.warm = atab_intern_cstr(c.t, "kick-race-warm");
+    assert_true(atab__h_shard(hash_of(c.t, "kick-race-warm", 14)) != c.shard ||
+                atab__h_group(hash_of(c.t, "kick-race-warm", 14), c.v.ngroups) != g);
+    next_key(&c, g, g, buf, sizeof buf);   /* the key that kicks */
+
+    pause_at *p = pause_arm("probe:group_a", ROLE_A, atab__group_ctrl(c.v, g));
+    worker_start(&r, ROLE_A, do_kick_read, &c);
+    pause_wait(p);
+    uint8_t *base = c.v.base;
+    const atab_atom *n = atab_intern_cstr(c.t, buf);
+    assert_non_null(n);
+    c.v = atab__arr_of(__atomic_load_n(&c.t->arrs[c.shard], __ATOMIC_ACQUIRE));
+    assert_ptr_equal(c.v.base, base);   /* kicked, not rebuilt */
+    assert_ptr_equal(atab__slot_atom(*atab__slot_ptr(c.v, at)), n);   /* its slot taken */
+    int in_b = 0;
+    for (size_t i = b * ATAB__GROUP; i < (b + 1) * ATAB__GROUP; i++)
+        in_b |= atab__slot_full(c.v, i) && atab__slot_atom(*atab__slot_ptr(c.v, i)) == c.moved;
+    assert_true(in_b);   /* moved to its group B */
+    pause_release(p);
+    worker_join(&r);
+    assert_ptr_equal(c.got, c.moved);   /* found where the kick put it */
+
+    assert_int_equal(atab_release(c.t, n), ATAB_OK);
+    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    assert_int_equal(atab_release(c.t, c.warm), ATAB_OK);
+    assert_int_equal(atab_release_all(c.t, c.held, c.n_held), ATAB_OK);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 0);
+    atab_table_free(c.t);
+}
+
+static void reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key(void **state)
+{
+    (void)state;
+    need_sections();
+    kick_schedule(1);
+}
+
+static void reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key(void **state)
+{
+    (void)state;
+    need_sections();
+    kick_schedule(0);
+}
+
 /* Points that no pause names, and threads that no pause names, pass
 ** through: a busy table with the hook installed and nothing armed. */
 static void unarmed_points_pass_through(void **state)
@@ -772,6 +943,8 @@ int main(void)
         cmocka_unit_test(reader_paused_on_the_old_array_while_the_shard_grows),
         cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grower_frees),
         cmocka_unit_test(reader_after_the_grow_reads_the_new_array),
+        cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
+        cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
