@@ -743,7 +743,7 @@ typedef struct kick_case {
     size_t n_held, next;
     const char *prefix;         /* the keys' */
     const atab_atom *moved;     /* the atom the kick moves: the reader's key */
-    const atab_atom *warm;      /* a key of another shard, read first */
+    const atab_atom *warm;      /* a key outside the kicked group, read first */
     const atab_atom *got;
 } kick_case;
 
@@ -797,6 +797,15 @@ static const atab_atom *kicked_from(kick_case *c, size_t g)
     return NULL;
 }
 
+/* The slot of group g that holds atom a, or SIZE_MAX. */
+static size_t slot_in_group(atab__arr v, size_t g, const atab_atom *a)
+{
+    for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++)
+        if (atab__slot_full(v, i) && atab__slot_atom(*atab__slot_ptr(v, i)) == a)
+            return i;
+    return SIZE_MAX;
+}
+
 /* Fills group g of the shard with keys whose groups are both g; 0 when
 ** the shard was rebuilt meanwhile. */
 static int fill_group(kick_case *c, size_t g)
@@ -818,13 +827,13 @@ static void *do_kick_read(void *arg)
     return NULL;
 }
 
-/* A reader R read the control bytes of its key's groups A and B and stops
-** (at "probe:groups"); the main thread then interns a key whose groups are
+/* A reader R read the control bytes of its key's group A and stops (at
+** "probe:group_a"); the main thread then interns a key whose groups are
 ** both A, which is full, so a kick moves R's key from A to its B and the
-** new key takes its slot in A. R's first read of B came before the move,
-** and its key's slot in A now holds another key: R must still find its
-** key. `long_keys`: keys past ATAB__SHORT_KEY bytes (the general probe)
-** or within (the short-key path, R's second lookup on the table). */
+** new key takes its slot in A. R's key's slot in A now holds another key:
+** R must still find its key, in B. `long_keys`: keys past ATAB__SHORT_KEY
+** bytes (the general probe) or within (the short-key path: R's second
+** lookup on the table, after the warm key). */
 static void kick_schedule(int long_keys)
 {
     static kick_case c;
@@ -835,7 +844,7 @@ static void kick_schedule(int long_keys)
     c.t = race_table(NULL);
     c.prefix = long_keys ? "kick-race-key-longer-than-16-bytes-" : "kk";
     snprintf(buf, sizeof buf, "%s0", c.prefix);
-    c.shard = atab__h_shard(hash_of(c.t, buf, strlen(buf)));
+    c.shard = shard_of_key(c.t, buf);
     while (c.v.ngroups < 8) {   /* a shard of 8 groups or more, every key held */
         next_key(&c, SIZE_MAX, SIZE_MAX, buf, sizeof buf);
         hold(&c, buf);
@@ -853,14 +862,11 @@ static void kick_schedule(int long_keys)
     }
     g %= c.v.ngroups;
     uint64_t hm = hash_of(c.t, atab_chars(c.moved), atab_len(c.moved));
-    size_t b = atab__h_group2(hm, c.v.ngroups), at = SIZE_MAX;
-    for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++)
-        if (atab__slot_atom(*atab__slot_ptr(c.v, i)) == c.moved)
-            at = i;
+    size_t b = atab__h_group2(hm, c.v.ngroups), at = slot_in_group(c.v, g, c.moved);
     assert_true(at != SIZE_MAX);
     c.warm = atab_intern_cstr(c.t, "kick-race-warm");
-    assert_true(atab__h_shard(hash_of(c.t, "kick-race-warm", 14)) != c.shard ||
-                atab__h_group(hash_of(c.t, "kick-race-warm", 14), c.v.ngroups) != g);
+    uint64_t hw = hash_of(c.t, "kick-race-warm", 14);
+    assert_true(atab__h_shard(hw) != c.shard || atab__h_group(hw, c.v.ngroups) != g);
     next_key(&c, g, g, buf, sizeof buf);   /* the key that kicks */
 
     pause_at *p = pause_arm("probe:group_a", ROLE_A, atab__group_ctrl(c.v, g));
@@ -872,10 +878,7 @@ static void kick_schedule(int long_keys)
     c.v = atab__arr_of(__atomic_load_n(&c.t->arrs[c.shard], __ATOMIC_ACQUIRE));
     assert_ptr_equal(c.v.base, base);   /* kicked, not rebuilt */
     assert_ptr_equal(atab__slot_atom(*atab__slot_ptr(c.v, at)), n);   /* its slot taken */
-    int in_b = 0;
-    for (size_t i = b * ATAB__GROUP; i < (b + 1) * ATAB__GROUP; i++)
-        in_b |= atab__slot_full(c.v, i) && atab__slot_atom(*atab__slot_ptr(c.v, i)) == c.moved;
-    assert_true(in_b);   /* moved to its group B */
+    assert_true(slot_in_group(c.v, b, c.moved) != SIZE_MAX);   /* moved to its group B */
     pause_release(p);
     worker_join(&r);
     assert_ptr_equal(c.got, c.moved);   /* found where the kick put it */
