@@ -317,8 +317,161 @@ static void heap_entries_match_jemalloc_stats_allocated(void **state)
     report_into(t, &g);
     assert_true(atab_report_has_usable_size(t));
     assert_int_equal(heap_total(&g), after - before);
+    assert_null(find(&g, "explicit/heap-overhead/atoms"));   /* no chunk headers */
     for (int i = 0; i < 20000; i++)
         atab_release(t, keep[i]);
+    atab_table_free(t);
+}
+
+/* ---- glibc's own count: mallinfo2 ---- */
+
+/* Chunk bytes in use by glibc's count: arena chunks plus mmapped ones. */
+static size_t glibc_in_use(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+
+/* Whether malloc is glibc's own and mallinfo2 counts it: the library's
+** default allocator is then glibc's malloc, unless this is the jemalloc
+** build (which links mallctl). A block of 2000 bytes (too large for the
+** per-thread cache, which would hand out a block counted already) must
+** grow mallinfo2's count by its usable size plus a size_t (under ASan or
+** valgrind, whose malloc is not glibc's, it does not). */
+static int on_glibc_malloc(void)
+{
+    if (dlsym(RTLD_DEFAULT, "mallctl"))
+        return 0;
+    size_t before = glibc_in_use();
+    void *p = malloc(2000);
+    size_t grew = glibc_in_use() - before;
+    int yes = p && grew == malloc_usable_size(p) + sizeof(size_t);
+    free(p);
+    return yes;
+}
+
+/* The explicit entries' total (every explicit entry is HEAP here). */
+static int64_t explicit_total(const got *g)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < g->n; i++)
+        if (strncmp(g->e[i].path, "explicit/", 9) == 0)
+            sum += g->e[i].amount;
+    return sum;
+}
+
+/* Work done in a thread of its own, so that its blocks leave glibc's
+** per-thread cache (tcache) when it exits: a freed block that the cache
+** keeps is still in use by mallinfo2's count. */
+typedef struct glibc_work {
+    atab_table *t;
+    const atab_atom **keep;
+    int n, phase;
+} glibc_work;
+
+#define BIG_ATOM (200 * 1024)   /* past the mmap threshold set below */
+
+static void *glibc_phase(void *arg)
+{
+    glibc_work *w = arg;
+    static char big[BIG_ATOM + 1];
+    char buf[64];
+    if (w->phase == 0) {   /* a table, and 20000 atoms kept */
+        w->t = atab_table_new(NULL);
+        for (int i = 0; w->t && i < w->n; i++) {
+            int n = snprintf(buf, sizeof buf, "glibc-%d-%.*s", i, i % 40,
+                             "0123456789012345678901234567890123456789");
+            w->keep[i] = atab_intern(w->t, buf, (size_t)n);
+        }
+        memset(big, 'b', BIG_ATOM);   /* one block glibc mmaps alone */
+        w->keep[w->n] = atab_intern(w->t, big, BIG_ATOM);
+    } else if (w->phase == 1) {   /* churn: half released, others come and go */
+        for (int i = 0; i < w->n; i += 2)
+            atab_release(w->t, w->keep[i]);
+        for (int i = 0; i < 3000; i++) {
+            snprintf(buf, sizeof buf, "churn-%d", i);
+            atab_release(w->t, atab_intern_cstr(w->t, buf));
+        }
+        atab_gc(w->t);
+    } else {   /* the first table a thread makes: glibc's one-time costs */
+        atab_table_free(atab_table_new(NULL));
+        atab_table *t = atab_table_new(NULL);
+        atab_release(t, atab_intern_cstr(t, "warm"));
+        atab_table_free(t);
+    }
+    return NULL;
+}
+
+static void glibc_run(glibc_work *w, int phase)
+{
+    pthread_t th;
+    w->phase = phase;
+    assert_int_equal(pthread_create(&th, NULL, glibc_phase, w), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+}
+
+/* With glibc's malloc, the report's explicit total is what the table made
+** mallinfo2's in-use count grow by, to the byte: usable sizes plus each
+** block's chunk header, for arena chunks and an mmapped one; after churn
+** and atab_gc too. */
+static void explicit_total_matches_glibc_mallinfo2_to_the_byte(void **state)
+{
+    (void)state;
+    if (!on_glibc_malloc())
+        skip();   /* jemalloc build, ASan, valgrind, or not glibc */
+    static const atab_atom *keep[20001];
+    glibc_work w = {NULL, keep, 20000, 0};
+    got g;
+    assert_int_equal(mallopt(M_MMAP_THRESHOLD, 128 * 1024), 1);   /* fixed */
+    glibc_run(&w, 2);
+    size_t before = glibc_in_use(), mapped = mallinfo2().hblkhd;
+    glibc_run(&w, 0);
+    assert_non_null(w.t);
+    assert_non_null(keep[20000]);
+    size_t after = glibc_in_use();
+    assert_true(mallinfo2().hblkhd > mapped);   /* the big atom is mmapped */
+    report_into(w.t, &g);
+    assert_true(amount_of(&g, "explicit/heap-overhead/atoms") > 0);
+    assert_int_equal(explicit_total(&g), after - before);
+    assert_int_equal(heap_total(&g), after - before);
+
+    glibc_run(&w, 1);
+    after = glibc_in_use();
+    report_into(w.t, &g);
+    assert_int_equal(amount_of(&g, "atoms-dynamic"), 10001);
+    assert_int_equal(explicit_total(&g), after - before);
+    for (int i = 1; i < 20000; i += 2)
+        atab_release(w.t, keep[i]);
+    atab_release(w.t, keep[20000]);
+    atab_table_free(w.t);
+}
+
+/* The heap-overhead entry is there exactly when the table's allocator is
+** glibc's malloc: not with jemalloc, ASan's or valgrind's malloc, nor with
+** a host's hooks (usable sizes told or not). */
+static void heap_overhead_is_reported_only_on_glibc_malloc(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    got g;
+    char buf[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(buf, sizeof buf, "overhead-%d", i);
+        atab_release(t, atab_intern_cstr(t, buf));
+    }
+    report_into(t, &g);
+    const got_entry *e = find(&g, "explicit/heap-overhead/atoms");
+    assert_int_equal(e != NULL, on_glibc_malloc());
+    if (e)
+        assert_int_equal(e->kind, ATAB_KIND_HEAP);   /* in glibc's in-use count */
+    atab_table_free(t);
+
+    round_alloc r = {{0}, 0};
+    atab_allocator al = {ra_alloc, ra_free, ra_usable, &r};
+    t = plain_table(&al);
+    atab_intern_cstr(t, "hooked");
+    report_into(t, &g);
+    assert_null(find(&g, "explicit/heap-overhead/atoms"));
     atab_table_free(t);
 }
 
@@ -1344,6 +1497,8 @@ int main(void)
         cmocka_unit_test(with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats),
         cmocka_unit_test(heap_entries_match_jemalloc_stats_allocated),
         cmocka_unit_test(default_slop_is_malloc_usable_size_minus_the_request),
+        cmocka_unit_test(explicit_total_matches_glibc_mallinfo2_to_the_byte),
+        cmocka_unit_test(heap_overhead_is_reported_only_on_glibc_malloc),
         cmocka_unit_test(slop_is_left_out_when_the_allocator_cannot_tell),
         cmocka_unit_test(a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back),
         cmocka_unit_test(blocks_no_new_atom_took_are_freed_at_the_next_sweep),
