@@ -193,6 +193,15 @@ report-tool: lib
 report: report-tool
 	$(REPORT_BIN)
 
+# about:memory in a real browser: atomtab-report --json loaded in headless
+# Firefox ESR (installed by tools/deps.sh firefox where missing) over
+# Marionette; asserts on the rendered tree's text and saves a screenshot,
+# $(O)/about-memory.png. Skips (exit 0, "skipped: why") where no browser can
+# be installed or started.
+.PHONY: check-aboutmemory
+check-aboutmemory: report-tool
+	sh tools/check-aboutmemory.sh $(O)
+
 install: install-report
 install-report: report-tool
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab
