@@ -96,9 +96,11 @@ $(SHARED): $(LIB_OBJS)
 	ln -sf libatomtab.so.$(SOMAJOR) $(O)/libatomtab.so
 
 # Tests link the static library so they can run from the build tree.
+# test_report reads the JSON dump with jansson (a test-only dependency).
 $(O)/test/%: test/%.c test/*.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(TEST_LIBS) $(LDLIBS)
+$(O)/test/test_report: TEST_LIBS = $$(pkg-config --cflags --libs jansson)
 
 # Race tests (list in test/hook_tests.txt, which meson reads too):
 # the library's sources compiled again with -DATAB_TEST_HOOKS, so that the

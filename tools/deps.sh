@@ -7,7 +7,7 @@ set -e
 pkgs_for() {
     case "$1" in
     build) echo "libxxhash-dev libjemalloc-dev pkg-config" ;;
-    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev python3 g++" ;;
+    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev libjansson-dev python3 g++" ;;
     meson) echo "meson ninja-build pkg-config" ;;
     bench) echo "libglib2.0-dev libxml2-dev valgrind" ;;
     fuzz) echo "clang libclang-rt-dev" ;;
