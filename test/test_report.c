@@ -66,6 +66,12 @@ static void report_into(atab_table *t, got *g)
     assert_int_equal(atab_report(t, collect_cb, g), ATAB_OK);
 }
 
+static void report_ex_into(atab_table *t, const atab_report_options *o, got *g)
+{
+    memset(g, 0, sizeof *g);
+    assert_int_equal(atab_report_ex(t, o, collect_cb, g), ATAB_OK);
+}
+
 static int64_t heap_total(const got *g)
 {
     int64_t sum = 0;
@@ -466,6 +472,10 @@ static void heap_overhead_is_reported_only_on_glibc_malloc(void **state)
     assert_int_equal(e != NULL, on_glibc_malloc());
     if (e)
         assert_int_equal(e->kind, ATAB_KIND_HEAP);   /* in glibc's in-use count */
+    atab_report_options o = {"dom/css", NULL, 0};   /* a prefix goes after heap-overhead/ */
+    report_ex_into(t, &o, &g);
+    assert_int_equal(find(&g, "explicit/heap-overhead/dom/css/atoms") != NULL, e != NULL);
+    assert_null(find(&g, "explicit/dom/css/heap-overhead/atoms"));
     atab_table_free(t);
 
     round_alloc r = {{0}, 0};
@@ -1025,12 +1035,6 @@ static void check_about_memory_rules(const char *text, const got *g)
         l = eol + 1;
     }
     assert_true(*l == '\0' || *l == '\n' || *l == '(');
-}
-
-static void report_ex_into(atab_table *t, const atab_report_options *o, got *g)
-{
-    memset(g, 0, sizeof *g);
-    assert_int_equal(atab_report_ex(t, o, collect_cb, g), ATAB_OK);
 }
 
 static void the_tree_follows_about_memorys_rules_for_the_same_entries(void **state)
