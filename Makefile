@@ -96,9 +96,11 @@ $(SHARED): $(LIB_OBJS)
 	ln -sf libatomtab.so.$(SOMAJOR) $(O)/libatomtab.so
 
 # Tests link the static library so they can run from the build tree.
+# test_report reads the JSON dump with jansson (a test-only dependency).
 $(O)/test/%: test/%.c test/*.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(TEST_LIBS) $(LDLIBS)
+$(O)/test/test_report: TEST_LIBS = $$(pkg-config --cflags --libs jansson)
 
 # Race tests (list in test/hook_tests.txt, which meson reads too):
 # the library's sources compiled again with -DATAB_TEST_HOOKS, so that the
@@ -192,6 +194,15 @@ report-tool: lib
 
 report: report-tool
 	$(REPORT_BIN)
+
+# about:memory in a real browser: atomtab-report --json loaded in headless
+# Firefox ESR (installed by tools/deps.sh firefox where missing) over
+# Marionette; asserts on the rendered tree's text and saves a screenshot,
+# $(O)/about-memory.png. Skips (exit 0, "skipped: why") where no browser can
+# be installed or started.
+.PHONY: check-aboutmemory
+check-aboutmemory: report-tool
+	sh tools/check-aboutmemory.sh $(O)
 
 install: install-report
 install-report: report-tool
