@@ -207,7 +207,8 @@ ABI_LIB    := $(ABI_O)/libatomtab.so.$(VERSION)
 .PHONY: dist check-abi abi-baseline abi-lib check-abi-guard
 dist:
 	@sh tools/deps.sh build test meson
-	@[ -f $(DIST_BUILD)/build.ninja ] || meson setup $(DIST_BUILD) >/dev/null
+	@if [ -f $(DIST_BUILD)/build.ninja ]; then meson setup --reconfigure $(DIST_BUILD) >/dev/null; \
+	else meson setup $(DIST_BUILD) >/dev/null; fi
 	meson dist -C $(DIST_BUILD) --formats xztar $(DIST_ARGS)
 	sh tools/check-dist.sh $(DIST_BUILD)/meson-dist/atomtab-$(VERSION).tar.xz
 
