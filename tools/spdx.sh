@@ -42,10 +42,11 @@ for f in $(git ls-files); do
         missing=$((missing + 1))
         continue
     fi
+    # the line through the environment: awk -v would read its backslashes
     if head -n 1 "$f" | grep -q '^#!'; then
-        awk -v l="$line" 'NR == 1 { print; print l; next } { print }' "$f" > "$f.spdx"
+        L=$line awk 'NR == 1 { print; print ENVIRON["L"]; next } { print }' "$f" > "$f.spdx"
     else
-        awk -v l="$line" 'NR == 1 { print l } { print }' "$f" > "$f.spdx"
+        L=$line awk 'NR == 1 { print ENVIRON["L"] } { print }' "$f" > "$f.spdx"
     fi
     chmod "$(stat -c %a "$f")" "$f.spdx"
     mv "$f.spdx" "$f"
