@@ -1,6 +1,7 @@
 #!/bin/sh
 # spdx.sh - every source file git tracks names its license in an
-# SPDX-License-Identifier line within its first 5 lines.
+# SPDX-License-Identifier line within its first 5 lines, a comment that
+# starts with it.
 #   tools/spdx.sh          adds "SPDX-License-Identifier: MIT" to each source
 #                          file without one: line 1, or line 2 after a #! line,
 #                          in the file's comment syntax
@@ -36,7 +37,7 @@ for f in $(git ls-files); do
     [ -f "$f" ] || continue   # deleted in the work tree
     line=$(comment_for "$f")
     [ -n "$line" ] || continue
-    head -n 5 "$f" | grep -q 'SPDX-License-Identifier:' && continue
+    head -n 5 "$f" | grep -Eq '^(#|//|/\*|\.\\")[[:space:]]*SPDX-License-Identifier: ' && continue
     if [ $check = yes ]; then
         echo "spdx: $f has no SPDX-License-Identifier line" >&2
         missing=$((missing + 1))
