@@ -41,9 +41,8 @@ readelf -S --wide "$so" | grep -q '\.debug_info' ||
 # they reach (the library's private structs are opaque to its users). The
 # baseline leaves out source locations, the build's paths, the C library
 # functions the library calls, and numbers its types by a hash of each, so
-# that changes to the library's insides leave it as it was (the same dump
-# before and after an internal rewrite, as after moved lines); the dump
-# compared with it keeps file:line for abidiff's report.
+# that it changes little when only the library's insides or line numbers
+# do; the dump compared with it keeps file:line for abidiff's report.
 inc=$(dirname "$0")/../include
 dump() {
     abidw --headers-dir "$inc" --drop-private-types --drop-undefined-syms \
