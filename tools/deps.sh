@@ -1,6 +1,6 @@
 #!/bin/sh
 # deps.sh - installs the Debian packages a build needs, when missing.
-# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake cargo plots firefox)
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake cargo plots firefox abi)
 # Uses apt-get, through sudo when not root. Prints what it installs.
 set -e
 
@@ -16,6 +16,7 @@ pkgs_for() {
     cargo) echo "cargo" ;;   # bench/sc only, when no cargo is on PATH (make bench-lifecycle)
     plots) echo "gnuplot-nox python3" ;;   # make bench-plots: JSON read by python3, drawn by gnuplot
     firefox) echo "firefox-esr python3" ;;   # make check-aboutmemory: about:memory in headless Firefox
+    abi) echo "abigail-tools binutils" ;;   # make check-abi: abidw, abidiff, nm, readelf
     *) echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
     esac
 }
