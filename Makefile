@@ -669,7 +669,7 @@ bench-peers: bench-tools sc-bench
 #                     (tools/device-run.sh). `build/device/run.sh OUTDIR`
 #                     writes its results there; SCALE=0.05 for a smoke run.
 DEVICE_DIR   ?= build/device
-DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers)
+DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount)
 DEVICE_SC    := $(DEVICE_DIR)/atomtab-sc-bench
 DEVICE_RUST_TARGET ?= x86_64-unknown-linux-gnu
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
@@ -678,6 +678,9 @@ $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(ST
 $(DEVICE_DIR)/atomlatency: bench/latency.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread
+$(DEVICE_DIR)/atomgracecount: bench/gracecount.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ -Wl,--wrap=syscall $(STATIC) -lxxhash -pthread
 # libxml2 without ICU (bench/icu-stubs.c says why): a 4 MB binary, not 35.
 # libxml2's threads.o calls pthreads through weak references, which a
 # static link leaves at 0 unless something pulls the functions in: -u does.
@@ -749,6 +752,21 @@ bench: bench-grace
 bench-grace: $(ATOMGRACECOST)
 	$(ATOMGRACECOST)
 
+# Grace periods (membarrier calls) per 1,000 transient atoms at 1, 2 and
+# 16 threads, counted by wrapping the library's syscall() at link time
+# (bench/gracecount.c); the library's code is the one every build runs.
+ATOMGRACECOUNT := $(BENCH_DIR)/atomgracecount
+GRACECOUNT_ARGS ?=
+$(ATOMGRACECOUNT): bench/gracecount.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ -Wl,--wrap=syscall $(STATIC) $(LDLIBS)
+
+.PHONY: bench-gracecount
+bench: bench-gracecount
+bench-gracecount: lib
+	@$(MAKE) --no-print-directory $(ATOMGRACECOUNT)
+	$(ATOMGRACECOUNT) $(GRACECOUNT_ARGS)
+
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
 $(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)
@@ -780,9 +798,10 @@ uninstall-hpp:
 
 # ---- charts: docs/plots/*.svg from the benchmarks' --json ----
 # make bench-plots       runs idread, node-idread (when node is there),
-#                        atombench, atomthreads and bench/sc (when cargo built
-#                        it), membytes and membytes-libc with modest settings
-#                        (about a minute and a half on a 2-core machine;
+#                        atombench, atompeers, atomthreads and bench/sc (when
+#                        rustup's cargo built it), membytes and membytes-libc
+#                        with modest settings (about three minutes on a
+#                        2-core machine;
 #                        tools/bench-plots.sh: PLOTS_* knobs lengthen them),
 #                        keeps their JSON in $(PLOTS_JSON) and a copy beside
 #                        the charts, $(PLOTS_OUT)/data, then draws the charts
@@ -797,9 +816,10 @@ PLOTS_DATA ?= $(PLOTS_OUT)/data
 .PHONY: bench-plots bench-plots-draw test-plots
 bench-plots: bench-tools sc-bench node-addon
 	@sh tools/deps.sh plots
-	@$(MAKE) --no-print-directory $(IDREAD) $(MEMBYTES) \
+	@$(MAKE) --no-print-directory $(IDREAD) $(MEMBYTES) $(ATOMPEERS) \
 	    $(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC))
-	IDREAD=$(IDREAD) ATOMBENCH=$(ATOMBENCH) ATOMTHREADS=$(ATOMTHREADS) MEMBYTES=$(MEMBYTES) \
+	IDREAD=$(IDREAD) ATOMBENCH=$(ATOMBENCH) ATOMPEERS=$(ATOMPEERS) ATOMTHREADS=$(ATOMTHREADS) \
+	    MEMBYTES=$(MEMBYTES) \
 	    MEMBYTES_LIBC=$(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC)) \
 	    SC_BENCH="$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \
 	    NODE_ADDON="$$($(HAVE_NODE) && echo $(ADDON))" NODE=$(NODE) CC="$(CC)" \

@@ -12,8 +12,10 @@
 #                       test alone and beside 15 churning threads, and the
 #                       goals as same-run ratios
 #   lifecycle.json      every JSON the lifecycle runs wrote, one after another
+#   gracecount.txt      atomgracecount: grace periods (membarrier calls)
+#                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
 #   run.log             what each step printed on stderr, and its timing
-# usage: run.sh OUTDIR      (at most these 5 files in OUTDIR)
+# usage: run.sh OUTDIR      (at most these 6 files in OUTDIR)
 # SCALE (default 1) multiplies the run's lengths: SCALE=0.05 is a smoke
 # run of the whole script. At SCALE=1 it takes about 4 minutes on 16 cores.
 # Knobs: CHURNERS (15), THREADS (1,2,4,8,16), STEP_TIMEOUT (200 s a step).
@@ -74,4 +76,6 @@ for f in "$lc"/*.json; do
     [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }
 done > "$out/lifecycle.json"
 rm -rf "$lc"
+step gracecount gracecount.txt "$here/atomgracecount" --threads "$THREADS" \
+    --atoms "$(scale 400000 16000)"
 echo "== run.sh: $(( $(date +%s) - t_start )) s in all" | tee -a "$log"
