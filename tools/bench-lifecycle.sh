@@ -134,10 +134,14 @@ goal "atomtab mix Mops/s 2T / 1T" "$(rratio atomtab mix 2 mops atomtab mix 1 mop
 goal "atomtab mix cpu-ns/op 2T / 1T" \
     "$(rratio atomtab mix 2 cpu_ns_per_op atomtab mix 1 cpu_ns_per_op)" "<=" 1.2
 goal "atomtab mix Mops/s 16T / 1T" "$(rratio atomtab mix 16 mops atomtab mix 1 mops)" ">=" 1.5
-case ",$THREADS," in *,16,*)
-    goal "atomtab mix cpu-ns/op 16T / 1T" \
-        "$(rratio atomtab mix 16 cpu_ns_per_op atomtab mix 1 cpu_ns_per_op)" "<=" 1.3
-    goal "atomtab hit Mops/s 16T / 1T" "$(rratio atomtab hit 16 mops atomtab hit 1 mops)" ">=" 12
+case ",$THREADS," in *,16,*)   # goals for 16 cores: only where there are 16
+    if [ "$(nproc)" -ge 16 ]; then
+        goal "atomtab mix cpu-ns/op 16T / 1T" \
+            "$(rratio atomtab mix 16 cpu_ns_per_op atomtab mix 1 cpu_ns_per_op)" "<=" 1.3
+        goal "atomtab hit Mops/s 16T / 1T" "$(rratio atomtab hit 16 mops atomtab hit 1 mops)" ">=" 12
+    else
+        echo "  (16-core goals, mix cpu-ns/op and hit Mops/s 16T / 1T: skipped on $(nproc) CPUs)"
+    fi
 esac
 if [ -n "$sc_bin" ] && [ "$THREADS" != "${THREADS#*,}" ]; then
     for n in $(echo "$THREADS" | tr ',' ' '); do

@@ -236,6 +236,12 @@ THREAD_MODES = {'hit': (1, 'hit: corpus tokens'),
                 'mix': (4, 'mix: 1 op in 8 a new string, so sweeps run')}
 
 
+def sc_label(doc):
+    """', bench/sc: string_cache VERSION' (older JSON has no version)."""
+    v = doc.get('version')
+    return ', bench/sc: string_cache %s' % v if v else ', bench/sc'
+
+
 def chart_threads(jsondir, tmp, svgdir, meta):
     runs = [(impl, load(jsondir, 'threads.%s.json' % impl))
             for impl in ('atomtab', 'string_cache')]
@@ -252,7 +258,7 @@ def chart_threads(jsondir, tmp, svgdir, meta):
     d = runs[0][1]
     return gnuplot(tmp, 'threads', svgdir, {
         'title': 'Threads on one shared table (op = intern + release; bench/threads.c%s)'
-                 % (', bench/sc' if len(runs) > 1 else ''),
+                 % (sc_label(runs[1][1]) if len(runs) > 1 else ''),
         'subtitle': subtitle(meta, d.get('machine')),
         'footnote': footnote(meta, 'threads', 'threads-sc'),
         'modes': ' '.join(modes), 'impls': ' '.join(i for i, _ in runs),
