@@ -265,7 +265,9 @@ def chart_threads(jsondir, tmp, svgdir, meta):
         'lts': ' '.join(str(THREAD_MODES.get(m, (i + 1,))[0]) for i, m in enumerate(modes)),
         'note': '; '.join(THREAD_MODES[m][1] for m in modes if m in THREAD_MODES),
         'nproc': d.get('machine', {}).get('nproc', 0),
-        'maxthreads': max(r['threads'] for r in d['results']), 'height': 640})
+        'maxthreads': max(r['threads'] for r in d['results']), 'height': 640,
+        'scversion': ' ' + runs[1][1]['version']
+                     if len(runs) > 1 and runs[1][1].get('version') else ''})
 
 
 SHORT_NAMES = {'atomtab': 'atomtab', 'glib': 'GLib', 'libxml2': 'libxml2'}
