@@ -307,7 +307,7 @@ BIG_TOKENS   := $(BENCH_DIR)/c-headers.tokens
 BENCH_ARGS   ?=
 THREADS_ARGS ?=
 
-$(ATOMBENCH): bench/suite.c bench/tokens.h include/atomtab.h $(STATIC)
+$(ATOMBENCH): bench/suite.c bench/naive.h bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) -lxxhash -ljemalloc -pthread
@@ -663,16 +663,19 @@ bench-node: node-addon
 # make bench-probes     bench/probes.c under callgrind: Ir per repeated hit of
 #                       1,000 strings interned after the corpus warm-up
 #                       (tools/probes-callgrind.sh); dumps in $(O)/bench/probes
-# bench/sc is built by cargo ($(CARGO): PATH or ~/.cargo/bin, else Debian's
-# through tools/deps.sh cargo) into $(O)/bench/sc; with no cargo, or when
-# its build fails, the string_cache side is skipped with a message.
+# bench/sc (string_cache 0.11, ustr, lasso: bench/sc/Cargo.lock) is built
+# by rustup's cargo, $(CARGO) (~/.cargo/bin/cargo; string_cache 0.11 needs
+# rustc 1.85, so never Debian's cargo 1.63) into $(O)/bench/sc; with no
+# such cargo, or when its build fails, the Rust side is skipped with a
+# message. Benchmarks only: make test and CI need no Rust.
 # Knobs: LC_THREADS (1,2,16), LC_MODES, LC_MS (300), LC_REPS (3), LC_ROUNDS (3),
-#        LC_BATCHES (2000000); PROBES_ARGS (--strings N --reps N --seed N).
+#        LC_BATCHES (2000000), LC_CHURNERS (1); PROBES_ARGS (--strings N --reps N
+#        --seed N).
 ATOMLATENCY := $(BENCH_DIR)/atomlatency
 ATOMPROBES  := $(BENCH_DIR)/atomprobes
 SC_TARGET   := $(BENCH_DIR)/sc
 SC_BENCH    := $(SC_TARGET)/release/atomtab-sc-bench
-CARGO       ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
+CARGO       ?= $(HOME)/.cargo/bin/cargo
 PROBES_ARGS ?=
 
 $(ATOMLATENCY): bench/latency.c bench/tokens.h include/atomtab.h $(STATIC)
@@ -687,19 +690,97 @@ $(ATOMPROBES): bench/probes.c bench/tokens.h include/atomtab.h $(STATIC)
 # so a stale one never runs.
 .PHONY: sc-bench bench-lifecycle bench-probes
 sc-bench:
-	@cargo=$$(command -v "$(CARGO)" 2>/dev/null || command -v cargo 2>/dev/null || \
-	    { sh tools/deps.sh cargo >&2 && command -v cargo; } || true); \
-	if [ -z "$$cargo" ]; then rm -f $(SC_BENCH); \
-	    echo "bench-lifecycle: no cargo, and it could not be installed: string_cache side SKIPPED"; \
-	elif ! CARGO_TARGET_DIR=$(abspath $(SC_TARGET)) $$cargo build --release --locked -q \
+	@if ! [ -x "$(CARGO)" ]; then rm -f $(SC_BENCH); \
+	    echo "bench/sc: no rustup cargo at $(CARGO) (rustup.rs; CARGO=path to choose one):" \
+	        "string_cache, ustr and lasso SKIPPED"; \
+	elif ! CARGO_TARGET_DIR=$(abspath $(SC_TARGET)) $(CARGO) build --release --locked -q \
 	    --manifest-path bench/sc/Cargo.toml; then rm -f $(SC_BENCH); \
-	    echo "bench-lifecycle: cargo could not build bench/sc: string_cache side SKIPPED"; fi
+	    echo "bench/sc: $(CARGO) could not build it: string_cache, ustr and lasso SKIPPED"; fi
 
 bench: bench-lifecycle
 bench-lifecycle: report-tool sc-bench
 	@$(MAKE) --no-print-directory $(ATOMTHREADS) $(ATOMLATENCY)
 	sh tools/bench-lifecycle.sh $(ATOMTHREADS) $(ATOMLATENCY) \
 	    "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" $(CORPUS) $(BENCH_DIR)/lifecycle
+
+# make bench-peers  bench/peers.c (atompeers): atomtab's default build beside
+#                   string_cache, ustr, lasso (bench/sc), GLib, libxml2 and
+#                   naive on one thread, every backend on glibc malloc: hit,
+#                   stream, hit+release, mix and overhead bytes per atom on
+#                   the corpus and $(BIG_TOKENS), median of 5 repeats,
+#                   versions and machine printed beside the figures.
+#                   PEERS_ARGS: --quick (one short repeat), --json, --reps N.
+ATOMPEERS  := $(BENCH_DIR)/atompeers
+PEERS_ARGS ?=
+$(ATOMPEERS): bench/peers.c bench/naive.h bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
+	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) $(LDLIBS)
+
+.PHONY: bench-peers
+bench: bench-peers
+bench-peers: bench-tools sc-bench
+	@$(MAKE) --no-print-directory $(ATOMPEERS)
+	$(ATOMPEERS) $(PEERS_ARGS) --sc "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \
+	    $(CORPUS) $(BIG_TOKENS)
+
+# make device-bundle  build/device/ (DEVICE_DIR): what a bare 16-core x86-64
+#                     machine with no compiler needs to measure atomtab and
+#                     its peers: static binaries (the C benches linked
+#                     -static on glibc's malloc, bench/sc with crt-static),
+#                     both corpora, bench-lifecycle.sh and run.sh
+#                     (tools/device-run.sh). `build/device/run.sh OUTDIR`
+#                     writes its results there; SCALE=0.05 for a smoke run.
+DEVICE_DIR   ?= build/device
+DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount)
+DEVICE_SC    := $(DEVICE_DIR)/atomtab-sc-bench
+DEVICE_RUST_TARGET ?= x86_64-unknown-linux-gnu
+$(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread
+$(DEVICE_DIR)/atomlatency: bench/latency.c bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread
+$(DEVICE_DIR)/atomgracecount: bench/gracecount.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ -Wl,--wrap=syscall $(STATIC) -lxxhash -pthread
+# libxml2 without ICU (bench/icu-stubs.c says why): a 4 MB binary, not 35.
+# libxml2's threads.o calls pthreads through weak references, which a
+# static link leaves at 0 unless something pulls the functions in: -u does.
+DEVICE_XML_PTHREAD := cond_destroy cond_init cond_signal cond_wait equal getspecific \
+    key_create key_delete mutex_destroy mutex_init mutex_lock mutex_unlock once self setspecific
+$(DEVICE_DIR)/atompeers: bench/peers.c bench/icu-stubs.c bench/naive.h bench/tokens.h \
+                         include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $$(pkg-config --cflags glib-2.0 libxml-2.0) $< \
+	    bench/icu-stubs.c -o $@ $(STATIC) \
+	    $$(pkg-config --static --libs glib-2.0 libxml-2.0 | sed 's/-licu[a-z0-9]*//g') \
+	    -lxxhash -pthread $(DEVICE_XML_PTHREAD:%=-Wl,-u,pthread_%)
+
+.PHONY: device-bundle device-sc
+device-sc:
+	@[ -x "$(CARGO)" ] || { echo "device-bundle: no rustup cargo at $(CARGO) (CARGO=path)"; exit 1; }
+	@mkdir -p $(DEVICE_DIR)
+	RUSTFLAGS="-C target-feature=+crt-static" CARGO_PROFILE_RELEASE_DEBUG=0 \
+	    CARGO_TARGET_DIR=$(abspath $(O)/device-sc) $(CARGO) build --release --locked -q \
+	    --target $(DEVICE_RUST_TARGET) --manifest-path bench/sc/Cargo.toml
+	cp $(O)/device-sc/$(DEVICE_RUST_TARGET)/release/atomtab-sc-bench $(DEVICE_SC)
+	strip $(DEVICE_SC)
+
+device-bundle: bench-tools device-sc
+	@[ "$(ALLOCATOR)" = system ] || { echo "device-bundle: ALLOCATOR=system only"; exit 1; }
+	@$(MAKE) --no-print-directory $(DEVICE_BINS)
+	cp $(CORPUS) $(BIG_TOKENS) tools/bench-lifecycle.sh $(DEVICE_DIR)/
+	cp tools/device-run.sh $(DEVICE_DIR)/run.sh && chmod +x $(DEVICE_DIR)/run.sh
+	{ echo "atomtab $(VERSION), commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+	      "$$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(dirty)')"; \
+	  echo "built $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(uname -sr), $$($(CC) --version | head -n 1)"; \
+	  $(DEVICE_SC) --versions; \
+	  echo "GLib $$(pkg-config --modversion glib-2.0), libxml2 $$(pkg-config --modversion libxml-2.0)" \
+	       "(static); C benches -static on glibc's malloc"; } > $(DEVICE_DIR)/VERSIONS
+	@for f in $(DEVICE_BINS) $(DEVICE_SC); do file $$f | grep -q 'static-pie linked\|statically linked' || \
+	    { echo "device-bundle: $$f is not static"; exit 1; }; done
+	@du -sh $(DEVICE_DIR)
 
 bench-probes: report-tool
 	@sh tools/deps.sh valgrind
@@ -734,6 +815,21 @@ bench: bench-grace
 bench-grace: $(ATOMGRACECOST)
 	$(ATOMGRACECOST)
 
+# Grace periods (membarrier calls) per 1,000 transient atoms at 1, 2 and
+# 16 threads, counted by wrapping the library's syscall() at link time
+# (bench/gracecount.c); the library's code is the one every build runs.
+ATOMGRACECOUNT := $(BENCH_DIR)/atomgracecount
+GRACECOUNT_ARGS ?=
+$(ATOMGRACECOUNT): bench/gracecount.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ -Wl,--wrap=syscall $(STATIC) $(LDLIBS)
+
+.PHONY: bench-gracecount
+bench: bench-gracecount
+bench-gracecount: lib
+	@$(MAKE) --no-print-directory $(ATOMGRACECOUNT)
+	$(ATOMGRACECOUNT) $(GRACECOUNT_ARGS)
+
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
 $(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)
@@ -765,9 +861,10 @@ uninstall-hpp:
 
 # ---- charts: docs/plots/*.svg from the benchmarks' --json ----
 # make bench-plots       runs idread, node-idread (when node is there),
-#                        atombench, atomthreads and bench/sc (when cargo built
-#                        it), membytes and membytes-libc with modest settings
-#                        (about a minute and a half on a 2-core machine;
+#                        atombench, atompeers, atomthreads and bench/sc (when
+#                        rustup's cargo built it), membytes and membytes-libc
+#                        with modest settings (about three minutes on a
+#                        2-core machine;
 #                        tools/bench-plots.sh: PLOTS_* knobs lengthen them),
 #                        keeps their JSON in $(PLOTS_JSON) and a copy beside
 #                        the charts, $(PLOTS_OUT)/data, then draws the charts
@@ -782,9 +879,10 @@ PLOTS_DATA ?= $(PLOTS_OUT)/data
 .PHONY: bench-plots bench-plots-draw test-plots
 bench-plots: bench-tools sc-bench node-addon
 	@sh tools/deps.sh plots
-	@$(MAKE) --no-print-directory $(IDREAD) $(MEMBYTES) \
+	@$(MAKE) --no-print-directory $(IDREAD) $(MEMBYTES) $(ATOMPEERS) \
 	    $(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC))
-	IDREAD=$(IDREAD) ATOMBENCH=$(ATOMBENCH) ATOMTHREADS=$(ATOMTHREADS) MEMBYTES=$(MEMBYTES) \
+	IDREAD=$(IDREAD) ATOMBENCH=$(ATOMBENCH) ATOMPEERS=$(ATOMPEERS) ATOMTHREADS=$(ATOMTHREADS) \
+	    MEMBYTES=$(MEMBYTES) \
 	    MEMBYTES_LIBC=$(if $(filter system,$(ALLOCATOR)),$(MEMBYTES_LIBC)) \
 	    SC_BENCH="$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \
 	    NODE_ADDON="$$($(HAVE_NODE) && echo $(ADDON))" NODE=$(NODE) CC="$(CC)" \

@@ -1,21 +1,21 @@
 /*
 ** latency.c - atomlatency: how long one reader's hits can be held up by
-** another thread's garbage (the goal: p99.99 beside churn at most 3x
+** other threads' garbage (the goal: p99.99 beside churn at most 3x
 ** alone, tools/bench-lifecycle.sh), through the public API.
 **
 ** The table (default options: sweep_threshold 10,000) is warmed as
 ** atomthreads warms it: every distinct token of the file interned once and
 ** held. One reader thread does batches of 64 hits (atab_intern of a present
 ** token + atab_release), walking the token stream, and times each batch
-** with CLOCK_MONOTONIC: (a) alone, (b) while a second thread interns and
-** releases new strings ("churn-N") in a loop, so unused atoms pile up and
-** a sweep runs every 10,000 of them. Each phase times --batches batches
-** after batches/100 untimed ones; in (b) the reader starts once the
-** churning thread has done 20,000 ops. Prints p50, p99, p99.9, p99.99 and
+** with CLOCK_MONOTONIC: (a) alone, (b) while --churners threads (1 by
+** default) intern and release new strings ("churn-ID-N") in a loop, so
+** unused atoms pile up and a sweep runs every 10,000 of them. Each phase
+** times --batches batches after batches/100 untimed ones; in (b) the
+** reader starts once the churning threads have done 20,000 ops. Prints p50, p99, p99.9, p99.99 and
 ** max ns per batch, and p99.99(churn) / p99.99(alone): the goal is <= 3.
 ** bench/sc (--latency) runs the same test on string_cache.
 **
-** usage: atomlatency [--batches 2000000] [--json] FILE
+** usage: atomlatency [--batches 2000000] [--churners 1] [--json] FILE
 */
 #include <pthread.h>
 #include <stdint.h>
@@ -37,8 +37,9 @@ typedef struct phase {
     uint64_t *times;      /* ns per timed batch */
     size_t batches;
     int stop;             /* atomic: the reader is done */
-    uint64_t churned;     /* atomic: the churning thread's ops so far */
-    int churn, failed;
+    uint64_t churned;     /* atomic: the churning threads' ops so far */
+    int churn, failed;    /* churn: churning threads in this phase */
+    int next_id;          /* atomic: the next churning thread's id */
 } phase;
 
 static uint64_t now_ns(void)
@@ -55,19 +56,20 @@ static inline int hit_op(atab_table *t, const char *s, size_t len)
     return a && atab_release(t, a) == ATAB_OK ? 0 : -1;
 }
 
-/* The churning thread: new strings, interned and released at once. */
+/* A churning thread: new strings, interned and released at once. */
 static void *churn(void *arg)
 {
     phase *p = arg;
     char buf[64];
+    int id = __atomic_fetch_add(&p->next_id, 1, __ATOMIC_RELAXED);
     uint64_t n = 0;
     while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
         for (int j = 0; j < 256; j++, n++) {
-            int len = snprintf(buf, sizeof buf, "churn-%llu", (unsigned long long)n);
+            int len = snprintf(buf, sizeof buf, "churn-%d-%llu", id, (unsigned long long)n);
             if (hit_op(p->t, buf, (size_t)len) != 0)
-                p->failed = 1;
+                __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
         }
-        __atomic_store_n(&p->churned, n, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&p->churned, 256, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -105,22 +107,29 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Runs one phase into p->times, sorted; returns the churning thread's ops. */
-static uint64_t run_phase(phase *p, int with_churn)
+/* Runs one phase beside `churners` churning threads (0: the reader alone)
+** into p->times, sorted; returns the churning threads' ops. */
+static uint64_t run_phase(phase *p, int churners)
 {
-    pthread_t rd, ch;
+    pthread_t rd, *ch = calloc((size_t)churners + 1, sizeof *ch);
     p->stop = 0;
     p->churned = 0;
-    p->churn = with_churn;
-    if ((with_churn && pthread_create(&ch, NULL, churn, p) != 0) ||
-        pthread_create(&rd, NULL, reader, p) != 0) {
+    p->churn = churners;
+    p->next_id = 0;
+    for (int c = 0; c < churners; c++)
+        if (!ch || pthread_create(&ch[c], NULL, churn, p) != 0) {
+            perror("pthread_create");
+            exit(1);
+        }
+    if (pthread_create(&rd, NULL, reader, p) != 0) {
         perror("pthread_create");
         exit(1);
     }
     pthread_join(rd, NULL);
     __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
-    if (with_churn)
-        pthread_join(ch, NULL);
+    for (int c = 0; c < churners; c++)
+        pthread_join(ch[c], NULL);
+    free(ch);
     if (p->failed) {
         fprintf(stderr, "atomlatency: an intern or release failed: %s\n",
                 atab_strerror(atab_last_error()));
@@ -149,17 +158,19 @@ static void print_json(const uint64_t *v, size_t n)
 int main(int argc, char **argv)
 {
     size_t batches = 2000000;
-    int json = 0, i;
+    int json = 0, churners = 1, i;
     for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--batches") == 0 && i + 1 < argc)
             batches = (size_t)strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--churners") == 0 && i + 1 < argc)
+            churners = atoi(argv[++i]);
         else if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else
             break;
     }
-    if (i + 1 != argc || batches < 100) {
-        fprintf(stderr, "usage: atomlatency [--batches 2000000] [--json] FILE\n");
+    if (i + 1 != argc || batches < 100 || churners < 1 || churners > 1024) {
+        fprintf(stderr, "usage: atomlatency [--batches 2000000] [--churners 1] [--json] FILE\n");
         return 2;
     }
     tokens k;
@@ -176,14 +187,15 @@ int main(int argc, char **argv)
     p.times = alone;
     run_phase(&p, 0);
     p.times = busy;
-    uint64_t churned = run_phase(&p, 1);
+    uint64_t churned = run_phase(&p, churners);
     double ratio = (double)pct(busy, batches, 0.9999) / (double)pct(alone, batches, 0.9999);
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     if (json) {
         printf("{\"impl\": \"atomtab\", \"machine\": {\"nproc\": %ld, \"cpu\": \"%s\"}, "
-               "\"file\": \"%s\", \"batches\": %zu, \"batch\": %d, \"unit\": \"ns\",\n  \"alone\": {",
-               sysconf(_SC_NPROCESSORS_ONLN), cpu, argv[i], batches, BATCH);
+               "\"file\": \"%s\", \"batches\": %zu, \"batch\": %d, \"churners\": %d, "
+               "\"unit\": \"ns\",\n  \"alone\": {",
+               sysconf(_SC_NPROCESSORS_ONLN), cpu, argv[i], batches, BATCH, churners);
         print_json(alone, batches);
         printf("},\n  \"churn\": {");
         print_json(busy, batches);
@@ -191,7 +203,8 @@ int main(int argc, char **argv)
                ratio);
     } else {
         printf("latency: atomtab; %s; %zu batches of %d hits (atab_intern + atab_release), "
-               "ns per batch\n%-6s %8s %8s %8s %8s %9s %12s\n", argv[i], batches, BATCH,
+               "ns per batch; %d churning thread(s)\n%-6s %8s %8s %8s %8s %9s %12s\n", argv[i],
+               batches, BATCH, churners,
                "phase", "p50", "p99", "p99.9", "p99.99", "max", "churn ops");
         for (int ph = 0; ph < 2; ph++) {
             const uint64_t *v = ph ? busy : alone;

@@ -11,6 +11,7 @@ for it is left as it is:
   idread.json                    bench/idread --json         -> idread-c.svg
   node-idread.json               bench/node-idread.js --json -> idread-node.svg
   suite.json                     atombench --json            -> peers.svg
+  peers.json                     atompeers --json            -> peers-current.svg
   threads.atomtab.json           atomthreads --json          -> threads.svg
   threads.string_cache.json      bench/sc --json (drawn beside atomtab's
                                  when present)
@@ -154,7 +155,8 @@ def chart_idread_node(jsondir, tmp, svgdir, meta):
 
 
 PEER_NAMES = {'atomtab': 'atomtab', 'glib': 'GLib quarks', 'libxml2': 'libxml2 dict',
-              'naive': 'naive chained table'}
+              'naive': 'naive chained table', 'string_cache': 'string_cache', 'ustr': 'ustr',
+              'lasso': 'lasso'}
 WORKLOADS = [('stream', 'stream'), ('hit', 'hit'), ('miss', 'miss'), ('rep3', 'rep 3 B'),
              ('rep16', 'rep 16 B'), ('rep64', 'rep 64 B'), ('rep101', 'rep 101 B')]
 
@@ -186,7 +188,45 @@ def chart_peers(jsondir, tmp, svgdir, meta):
         'subtitle': subtitle(meta, suite.get('machine')),
         'footnote': footnote(meta, 'suite'), 'npanels': len(files),
         'nbackends': len(files[0]['results']), 'panel1': labels[0], 'height': 780,
-        'panel2': labels[-1]})
+        'panel2': labels[-1], 'dataset': 'peers',
+        'xlabel': 'workload (rep N B: one string of N bytes interned again and again)'})
+
+
+CURRENT_WORKLOADS = [('hit', 'hit'), ('stream', 'stream'), ('hitrel', 'hit + release*'),
+                     ('mix', 'mix*')]
+
+
+def versions_note(v):
+    """'string_cache 0.11.0, ustr 1.1.0, ...' from atompeers' versions."""
+    names = [('atomtab', 'atomtab'), ('string_cache', 'string_cache'), ('ustr', 'ustr'),
+             ('lasso', 'lasso'), ('glib', 'GLib'), ('libxml2', 'libxml2')]
+    return ', '.join('%s %s' % (label, v[k]) for k, label in names if k in v)
+
+
+def chart_peers_current(jsondir, tmp, svgdir, meta):
+    doc = load(jsondir, 'peers.json')
+    if doc is None:
+        return skip('peers-current', 'no peers.json')
+    files = doc['files'][:2]
+    labels = []
+    for i, f in enumerate(files):
+        backends = list(f['results'])
+        write_table(os.path.join(tmp, 'current%d.dat' % i),
+                    ['workload'] + [PEER_NAMES.get(b, b) for b in backends],
+                    [[label] + [f['results'][b][w]['median'] for b in backends]
+                     for w, label in CURRENT_WORKLOADS])
+        labels.append(file_label(f))
+    m = doc.get('machine', {})
+    return gnuplot(tmp, 'peers-current', svgdir, {
+        'title': 'One thread, every peer on glibc malloc (bench/peers.c): median ns per op',
+        'subtitle': subtitle(meta, m),
+        'footnote': '; '.join(x for x in (footnote(meta, 'peers'), '%s; %s, %s' % (
+            versions_note(doc.get('versions', {})), m.get('cc', '?'), m.get('rustc', '?'))) if x),
+        'npanels': len(files), 'nbackends': len(files[0]['results']), 'panel1': labels[0],
+        'panel2': labels[-1], 'height': 780, 'dataset': 'current',
+        'xlabel': 'workload (*: ustr, lasso, GLib, libxml2 and naive have no release: '
+                  'the intern alone)'},
+        'peers')
 
 
 # Each threads mode's colour (linetype in common.gp) and what it does.
@@ -194,6 +234,12 @@ THREAD_MODES = {'hit': (1, 'hit: corpus tokens'),
                 'same': (2, 'same: 4 static atoms, every thread'),
                 'samedyn': (3, 'samedyn: 4 dynamic atoms, every thread'),
                 'mix': (4, 'mix: 1 op in 8 a new string, so sweeps run')}
+
+
+def sc_label(doc):
+    """', bench/sc: string_cache VERSION' (older JSON has no version)."""
+    v = doc.get('version')
+    return ', bench/sc: string_cache %s' % v if v else ', bench/sc'
 
 
 def chart_threads(jsondir, tmp, svgdir, meta):
@@ -212,14 +258,16 @@ def chart_threads(jsondir, tmp, svgdir, meta):
     d = runs[0][1]
     return gnuplot(tmp, 'threads', svgdir, {
         'title': 'Threads on one shared table (op = intern + release; bench/threads.c%s)'
-                 % (', bench/sc' if len(runs) > 1 else ''),
+                 % (sc_label(runs[1][1]) if len(runs) > 1 else ''),
         'subtitle': subtitle(meta, d.get('machine')),
         'footnote': footnote(meta, 'threads', 'threads-sc'),
         'modes': ' '.join(modes), 'impls': ' '.join(i for i, _ in runs),
         'lts': ' '.join(str(THREAD_MODES.get(m, (i + 1,))[0]) for i, m in enumerate(modes)),
         'note': '; '.join(THREAD_MODES[m][1] for m in modes if m in THREAD_MODES),
         'nproc': d.get('machine', {}).get('nproc', 0),
-        'maxthreads': max(r['threads'] for r in d['results']), 'height': 640})
+        'maxthreads': max(r['threads'] for r in d['results']), 'height': 640,
+        'scversion': ' ' + runs[1][1]['version']
+                     if len(runs) > 1 and runs[1][1].get('version') else ''})
 
 
 SHORT_NAMES = {'atomtab': 'atomtab', 'glib': 'GLib', 'libxml2': 'libxml2'}
@@ -286,8 +334,8 @@ def main(argv):
     meta = load(jsondir, 'meta.json')
     ok = True
     with tempfile.TemporaryDirectory(prefix='bench-plots.') as tmp:
-        for chart in (chart_idread_c, chart_idread_node, chart_peers, chart_threads,
-                      chart_memory):
+        for chart in (chart_idread_c, chart_idread_node, chart_peers, chart_peers_current,
+                      chart_threads, chart_memory):
             ok = chart(jsondir, tmp, svgdir, meta) and ok
     return 0 if ok else 1
 

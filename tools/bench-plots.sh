@@ -7,14 +7,15 @@
 # The programs, from the environment (make bench-plots sets them); one that
 # is empty is skipped with a message, and the chart drawn from it keeps the
 # SVG it had:
-#   IDREAD ATOMBENCH ATOMTHREADS MEMBYTES MEMBYTES_LIBC   bench/ programs
-#   SC_BENCH     bench/sc (string_cache), drawn beside atomthreads
+#   IDREAD ATOMBENCH ATOMPEERS ATOMTHREADS MEMBYTES MEMBYTES_LIBC   bench/ programs
+#   SC_BENCH     bench/sc (string_cache, ustr, lasso): string_cache drawn
+#                beside atomthreads, all three beside atompeers' C backends
 #   NODE_ADDON   atomtab.node, for bench/node-idread.js (NODE: node)
 #   CORPUS BIG_TOKENS   the token files (BIG_TOKENS only for atombench)
 # Knobs, for steadier figures (defaults in brackets):
 #   PLOTS_IDREAD_ITERS [1000000]  PLOTS_IDREAD_REPEATS [5]
 #   PLOTS_NODE_ITERS [10e6]  PLOTS_NODE_SLOW_ITERS [1e6]  PLOTS_NODE_RUNS [3]
-#   PLOTS_SUITE_REPS [3]
+#   PLOTS_SUITE_REPS [3]  PLOTS_PEERS_REPS [3]
 #   PLOTS_THREADS [1,2,4,8,16]  PLOTS_MODES [hit,same,samedyn,mix]
 #   PLOTS_MS [200]  PLOTS_REPS [3]
 set -e
@@ -26,6 +27,7 @@ NODE=${NODE:-node}
 IDREAD_ITERS=${PLOTS_IDREAD_ITERS:-1000000} IDREAD_REPEATS=${PLOTS_IDREAD_REPEATS:-5}
 NODE_ITERS=${PLOTS_NODE_ITERS:-10e6} NODE_SLOW_ITERS=${PLOTS_NODE_SLOW_ITERS:-1e6}
 NODE_RUNS=${PLOTS_NODE_RUNS:-3} SUITE_REPS=${PLOTS_SUITE_REPS:-3}
+PEERS_REPS=${PLOTS_PEERS_REPS:-3}
 THREADS=${PLOTS_THREADS:-1,2,4,8,16} MODES=${PLOTS_MODES:-hit,same,samedyn,mix}
 MS=${PLOTS_MS:-200} REPS=${PLOTS_REPS:-3}
 commands=""
@@ -61,6 +63,11 @@ if [ -n "$ATOMBENCH" ]; then
     run suite suite.json "$ATOMBENCH" --json --reps "$SUITE_REPS" "$CORPUS" $BIG_TOKENS
 else skipped suite "no ATOMBENCH"; fi
 
+if [ -n "$ATOMPEERS" ]; then
+    run peers peers.json "$ATOMPEERS" --json --reps "$PEERS_REPS" --sc "$SC_BENCH" \
+        "$CORPUS" $BIG_TOKENS
+else skipped peers "no ATOMPEERS"; fi
+
 if [ -n "$ATOMTHREADS" ]; then
     run threads threads.atomtab.json "$ATOMTHREADS" --json --threads "$THREADS" \
         --modes "$MODES" --ms "$MS" --reps "$REPS" "$CORPUS"
@@ -68,7 +75,7 @@ else skipped threads "no ATOMTHREADS"; fi
 if [ -n "$SC_BENCH" ]; then
     run threads-sc threads.string_cache.json "$SC_BENCH" --json --threads "$THREADS" \
         --modes "$MODES" --ms "$MS" --reps "$REPS" "$CORPUS"
-else skipped threads-sc "bench/sc not built: no cargo"; fi
+else skipped threads-sc "bench/sc not built: no rustup cargo"; fi
 
 if [ -n "$MEMBYTES" ]; then
     run membytes membytes.json "$MEMBYTES" --json "$CORPUS"

@@ -1,9 +1,9 @@
 #!/bin/sh
 # check-plots.sh - tools/bench-plots.py on a fixture of every JSON file it
 # reads (test/plots: made-up round numbers, not measurements): each of the
-# five charts is drawn, is well-formed SVG and names the fixture's commit in
+# six charts is drawn, is well-formed SVG and names the fixture's commit in
 # its subtitle; then a directory with idread.json alone draws that chart,
-# skips the four others with a message and still succeeds.
+# skips the five others with a message and still succeeds.
 # usage: tools/check-plots.sh FIXTURE OUTDIR   (seconds; gnuplot and python3)
 set -e
 fixture=$1 out=$2
@@ -13,7 +13,7 @@ rm -rf "$out"
 mkdir -p "$out/partial"
 python3 tools/bench-plots.py "$fixture" "$out/all" > "$out/all.log" ||
     { cat "$out/all.log"; fail "bench-plots.py failed on $fixture"; }
-for chart in idread-c idread-node peers threads memory; do
+for chart in idread-c idread-node peers peers-current threads memory; do
     svg=$out/all/$chart.svg
     [ -s "$svg" ] || fail "$svg not drawn"
     python3 -c 'import sys, xml.etree.ElementTree as E
@@ -25,5 +25,5 @@ cp "$fixture/idread.json" "$out/partial/"
 python3 tools/bench-plots.py "$out/partial" "$out/one" > "$out/one.log" ||
     fail "bench-plots.py failed with inputs missing"
 [ "$(ls "$out/one")" = idread-c.svg ] || fail "with idread.json alone: $(ls "$out/one" | tr '\n' ' ')"
-[ "$(grep -c 'skipped' "$out/one.log")" = 4 ] || fail "with idread.json alone, not 4 charts skipped"
-echo "check-plots: 5 charts drawn from $fixture into $out/all; missing inputs skipped"
+[ "$(grep -c 'skipped' "$out/one.log")" = 5 ] || fail "with idread.json alone, not 5 charts skipped"
+echo "check-plots: 6 charts drawn from $fixture into $out/all; missing inputs skipped"

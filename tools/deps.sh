@@ -1,6 +1,6 @@
 #!/bin/sh
 # deps.sh - installs the Debian packages a build needs, when missing.
-# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake cargo plots firefox abi)
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake plots firefox abi)
 # Uses apt-get, through sudo when not root. Prints what it installs.
 set -e
 
@@ -13,7 +13,6 @@ pkgs_for() {
     fuzz) echo "clang libclang-rt-dev" ;;
     valgrind) echo "valgrind" ;;
     cmake) echo "cmake" ;;
-    cargo) echo "cargo" ;;   # bench/sc only, when no cargo is on PATH (make bench-lifecycle)
     plots) echo "gnuplot-nox python3" ;;   # make bench-plots: JSON read by python3, drawn by gnuplot
     firefox) echo "firefox-esr python3" ;;   # make check-aboutmemory: about:memory in headless Firefox
     abi) echo "abigail-tools binutils" ;;   # make check-abi: abidw, abidiff, nm, readelf

@@ -1,7 +1,8 @@
 # peers.gp - median ns per op of each backend, per workload, one panel per
-# token file (bench/suite.c: atombench --json). Data: $tmp/peers0.dat and
-# peers1.dat (npanels of them), the workload then one column per backend
-# (nbackends). Log scale: a miss on libxml2's dict over 200,000 identifiers
+# token file (bench/suite.c: atombench --json, and bench/peers.c: atompeers
+# --json). Data: $tmp/<dataset>0.dat and <dataset>1.dat (npanels of them),
+# the workload then one column per backend (nbackends); xlabel under the
+# last panel. Log scale: a miss on libxml2's dict over 200,000 identifiers
 # costs 40 times a hit of 3 bytes.
 set style data histogram
 set style histogram clustered gap 1.2
@@ -21,8 +22,8 @@ do for [p = 0:npanels - 1] {
     set bmargin at screen top - panel_h
     set label 904 (p == 0 ? panel1 : panel2) at graph 0, graph 1.04 left font ",12" noenhanced
     if (p > 0) { unset key; unset label 901; unset label 902; unset label 903 }
-    if (p == npanels - 1) { set xlabel "workload (rep N B: one string of N bytes interned again and again)" }
-    plot for [i = 2:nbackends + 1] sprintf("%s/peers%d.dat", tmp, p) using i:xtic(1) \
+    if (p == npanels - 1) { set xlabel xlabel }
+    plot for [i = 2:nbackends + 1] sprintf("%s/%s%d.dat", tmp, dataset, p) using i:xtic(1) \
         title columnhead(i) lt (i - 1)
 }
 unset multiplot

@@ -3,7 +3,8 @@
 # it ran). Data: $tmp/threads.IMPL.MODE.dat (threads, Mops/s, CPU ns/op) for
 # each word of impls and modes (each mode's linetype a word of lts, what it
 # does in note); nproc CPUs, marked by a dotted line, since
-# past them Mops/s cannot grow.
+# past them Mops/s cannot grow; scversion: string_cache's version (" 0.11.0",
+# or "" where its JSON does not say).
 set multiplot   # the title, subtitle and footnote are drawn with the first panel
 set logscale x 2
 set xrange [0.85:maxthreads * 1.15]
@@ -17,7 +18,7 @@ if (nproc > 0) {
     set label 905 sprintf(" %d CPUs", nproc) at nproc, graph 0.03 left font ",10" tc rgb "#666666"
 }
 file(i, m) = sprintf("%s/threads.%s.%s.dat", tmp, word(impls, i), word(modes, m))
-name(i) = word(impls, i) eq "atomtab" ? "atomtab" : word(impls, i) . " 0.8.7"
+name(i) = word(impls, i) eq "atomtab" ? "atomtab" : word(impls, i) . scversion
 style(i) = i == 1 ? 1 : 2
 
 set lmargin at screen 0.08

@@ -20,20 +20,30 @@
 //! cpu-ns/op is the threads' CPU time (CLOCK_THREAD_CPUTIME_ID) per op.
 //!
 //! --latency: one reader thread does batches of 64 hits (intern + drop of
-//! corpus tokens), each batch timed with Instant; (a) alone, (b) while a
-//! second thread interns and drops new strings ("churn-N") in a loop.
-//! Prints p50, p99, p99.9, p99.99 and max ns per batch, and the ratio
-//! p99.99(churn) / p99.99(alone).
+//! corpus tokens), each batch timed with Instant; (a) alone, (b) while
+//! --churners threads (1 by default) intern and drop new strings
+//! ("churn-C-N") in a loop. Prints p50, p99, p99.9, p99.99 and max ns per
+//! batch, and the ratio p99.99(churn) / p99.99(alone).
+//!
+//! --peer NAME: a child of bench/peers.c, one peer's one-thread workloads
+//! (peers.rs); --versions: the crate and compiler versions it was built
+//! with, on one line.
 //!
 //! usage: atomtab-sc-bench [--threads 1,2,4,8,16] [--ms 300] [--reps 3]
 //!                         [--modes hit,same,mix] [--json] FILE
-//!        atomtab-sc-bench --latency [--batches 2000000] [--json] FILE
+//!        atomtab-sc-bench --latency [--batches 2000000] [--churners 1] [--json] FILE
+//!        atomtab-sc-bench --peer string_cache|ustr|lasso [--limit N] FILE
+//!        atomtab-sc-bench --versions
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use string_cache::DefaultAtom;
+
+mod peers;
+
+const SC_VERSION: &str = env!("SC_VERSION");
 
 const MODES: [&str; 4] = ["hit", "same", "mix", "samedyn"];
 const SAMEDYN: [&str; 4] = [
@@ -71,30 +81,22 @@ fn thread_cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
-/// The new string of a `mix` op ("mix-ID-N", `id` given) or of the
-/// churning thread ("churn-N") in `buf`, formatted as bench/threads.c and
+/// The new string of a `mix` op ("mix-ID-N") or of churning thread ID
+/// ("churn-ID-N") in `buf`, formatted as bench/threads.c and
 /// bench/latency.c format it: by the C library's snprintf, so both sides
 /// pay the same ~50 ns per new string (Rust's write! takes ~16 ns here).
-fn fresh_name(buf: &mut [u8; 64], id: Option<usize>, n: u64) -> &str {
+fn fresh_name(buf: &mut [u8; 64], mix: bool, id: usize, n: u64) -> &str {
     let p = buf.as_mut_ptr().cast::<libc::c_char>();
     // SAFETY: NUL-terminated formats whose arguments match their
     // conversions; snprintf writes at most buf.len() bytes.
     let len = unsafe {
-        match id {
-            Some(id) => libc::snprintf(
-                p,
-                buf.len(),
-                b"mix-%d-%zu\0".as_ptr().cast(),
-                id as libc::c_int,
-                n as libc::size_t,
-            ),
-            None => libc::snprintf(
-                p,
-                buf.len(),
-                b"churn-%llu\0".as_ptr().cast(),
-                n as libc::c_ulonglong,
-            ),
-        }
+        libc::snprintf(
+            p,
+            buf.len(),
+            if mix { c"mix-%d-%zu" } else { c"churn-%d-%zu" }.as_ptr(),
+            id as libc::c_int,
+            n as libc::size_t,
+        )
     };
     // SAFETY: snprintf wrote `len` (< 64) bytes of ASCII.
     unsafe { std::str::from_utf8_unchecked(&buf[..len as usize]) }
@@ -140,7 +142,7 @@ fn work(sh: &Shared, id: usize) -> (u64, f64) {
             } else if sh.mode == 3 {
                 hit_op(SAMEDYN[(ops & 3) as usize]);
             } else if sh.mode == 2 && ops & 7 == 7 {
-                hit_op(fresh_name(&mut buf, Some(id), fresh)); // new, then freed
+                hit_op(fresh_name(&mut buf, true, id, fresh)); // new, then freed
                 fresh += 1;
             } else {
                 hit_op(k[i]);
@@ -227,13 +229,13 @@ fn throughput(
 ) {
     let ncpu = nproc();
     if json {
-        print!("{{\"impl\": \"string_cache\", \"machine\": {{\"nproc\": {ncpu}, \"cpu\": \"{}\"}}, \
+        print!("{{\"impl\": \"string_cache\", \"version\": \"{SC_VERSION}\", \"machine\": {{\"nproc\": {ncpu}, \"cpu\": \"{}\"}}, \
                 \"file\": \"{path}\", \"ms\": {ms}, \"reps\": {reps}, \"unit\": \"Mops/s\", \"results\": [",
                cpu_model());
     } else {
         println!(
             "atomtab-sc-bench: {ncpu} CPUs, {}; {path}, {} tokens; median of {reps} x {ms} ms; \
-                  op = DefaultAtom::from + drop (string_cache 0.8.7)",
+                  op = DefaultAtom::from + drop (string_cache {SC_VERSION})",
             cpu_model(),
             k.len()
         );
@@ -285,24 +287,26 @@ fn throughput(
 }
 
 /// Batch times (ns) of one reader: `batches` timed batches of BATCH hits,
-/// after batches/100 untimed ones; with `churn`, a second thread interns
-/// and drops new strings meanwhile. Returns the sorted times and the
-/// churning thread's op count.
-fn latency_phase(k: &[&'static str], batches: usize, churn: bool) -> (Vec<u64>, u64) {
+/// after batches/100 untimed ones; meanwhile `churners` threads (none:
+/// the reader alone) intern and drop new strings. Returns the sorted
+/// times and the churning threads' op count.
+fn latency_phase(k: &[&'static str], batches: usize, churners: usize) -> (Vec<u64>, u64) {
+    let churn = churners > 0;
     let stop = AtomicBool::new(false);
     let churned = AtomicU64::new(0);
     let mut times = vec![0u64; batches];
     std::thread::scope(|s| {
-        if churn {
-            s.spawn(|| {
+        for id in 0..churners {
+            let (stop, churned) = (&stop, &churned);
+            s.spawn(move || {
                 let mut buf = [0u8; 64];
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     for _ in 0..256 {
-                        hit_op(fresh_name(&mut buf, None, n));
+                        hit_op(fresh_name(&mut buf, false, id, n));
                         n += 1;
                     }
-                    churned.store(n, Ordering::Relaxed);
+                    churned.fetch_add(256, Ordering::Relaxed);
                 }
             });
         }
@@ -350,9 +354,9 @@ const PCTS: [(&str, f64); 5] = [
     ("max", 1.0),
 ];
 
-fn latency(k: &[&'static str], path: &str, batches: usize, json: bool) {
-    let (alone, _) = latency_phase(k, batches, false);
-    let (churn, churned) = latency_phase(k, batches, true);
+fn latency(k: &[&'static str], path: &str, batches: usize, churners: usize, json: bool) {
+    let (alone, _) = latency_phase(k, batches, 0);
+    let (churn, churned) = latency_phase(k, batches, churners);
     let ratio = pct(&churn, 0.9999) as f64 / pct(&alone, 0.9999) as f64;
     if json {
         let obj = |v: &[u64]| {
@@ -361,15 +365,22 @@ fn latency(k: &[&'static str], path: &str, batches: usize, json: bool) {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        println!("{{\"impl\": \"string_cache\", \"machine\": {{\"nproc\": {}, \"cpu\": \"{}\"}}, \
-                  \"file\": \"{path}\", \"batches\": {batches}, \"batch\": {BATCH}, \"unit\": \"ns\",\n  \
+        println!(
+            "{{\"impl\": \"string_cache\", \"version\": \"{SC_VERSION}\", \
+                  \"machine\": {{\"nproc\": {}, \"cpu\": \"{}\"}}, \
+                  \"file\": \"{path}\", \"batches\": {batches}, \"batch\": {BATCH}, \
+                  \"churners\": {churners}, \"unit\": \"ns\",\n  \
                   \"alone\": {{{}}},\n  \"churn\": {{{}, \"churn_ops\": {churned}}},\n  \
                   \"ratio_p9999\": {ratio:.3}}}",
-                 nproc(), cpu_model(), obj(&alone), obj(&churn));
+            nproc(),
+            cpu_model(),
+            obj(&alone),
+            obj(&churn)
+        );
     } else {
         println!(
-            "latency: string_cache 0.8.7; {path}; {batches} batches of {BATCH} hits \
-                  (DefaultAtom::from + drop), ns per batch"
+            "latency: string_cache {SC_VERSION}; {path}; {batches} batches of {BATCH} hits \
+                  (DefaultAtom::from + drop), ns per batch; {churners} churning thread(s)"
         );
         println!(
             "{:<6} {:>8} {:>8} {:>8} {:>8} {:>9} {:>12}",
@@ -388,7 +399,9 @@ fn latency(k: &[&'static str], path: &str, batches: usize, json: bool) {
 
 fn usage() -> ! {
     eprintln!("usage: atomtab-sc-bench [--threads 1,2,4,8,16] [--ms 300] [--reps 3] [--modes hit,same,mix] [--json] FILE\n       \
-               atomtab-sc-bench --latency [--batches 2000000] [--json] FILE");
+               atomtab-sc-bench --latency [--batches 2000000] [--churners 1] [--json] FILE\n       \
+               atomtab-sc-bench --peer string_cache|ustr|lasso [--limit N] FILE\n       \
+               atomtab-sc-bench --versions");
     std::process::exit(2)
 }
 
@@ -401,6 +414,7 @@ fn main() {
     let (mut threads, mut modes) = ("1,2,4,8,16".to_string(), "hit,same,mix".to_string());
     let (mut ms, mut reps, mut batches, mut json, mut lat) =
         (300u64, 3usize, 2_000_000usize, false, false);
+    let (mut churners, mut limit, mut peer) = (1usize, usize::MAX, None::<String>);
     let mut file = None;
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -411,6 +425,10 @@ fn main() {
             "--batches" => batches = num(args.next()),
             "--json" => json = true,
             "--latency" => lat = true,
+            "--churners" => churners = num(args.next()),
+            "--peer" => peer = Some(num(args.next())),
+            "--limit" => limit = num(args.next()),
+            "--versions" => return peers::versions(),
             _ if a.starts_with("--") || file.is_some() => usage(),
             _ => file = Some(a),
         }
@@ -430,10 +448,14 @@ fn main() {
         || ms < 1
         || !(1..=99).contains(&reps)
         || batches < 100
+        || !(1..=1024).contains(&churners)
     {
         usage();
     }
     let k = load(&path);
+    if let Some(name) = peer {
+        return peers::child(&name, &k, limit); // a fresh process: nothing interned yet
+    }
     if k.len() < 4 {
         die(&format!("{path} has fewer than 4 tokens"));
     }
@@ -443,7 +465,7 @@ fn main() {
         held.extend(SAMEDYN.iter().map(|&s| DefaultAtom::from(s)));
     }
     if lat {
-        latency(&k, &path, batches, json);
+        latency(&k, &path, batches, churners, json);
     } else {
         throughput(&k, &path, &threads, &modes, ms, reps, json);
     }

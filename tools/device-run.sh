@@ -1,0 +1,84 @@
+#!/bin/sh
+# run.sh - the device bundle's one script (make device-bundle copies it
+# into build/device/ beside static binaries and the corpora): runs, on a
+# bare machine with only a shell, coreutils and awk,
+#   (d) machine.txt     lscpu, nproc, uname, memory, the bundle's versions
+#   (a) peers.txt       atompeers: one thread, atomtab beside string_cache,
+#                       ustr, lasso, GLib, libxml2 and naive, on the bundled
+#                       corpus and the C-headers corpus
+#   (b)+(c) lifecycle.txt   bench-lifecycle.sh: hit, samedyn and mix at
+#                       1, 2, 4, 8, 16 threads, atomtab beside string_cache
+#                       (Mops/s, CPU ns per op), then the reader-latency
+#                       test alone and beside 15 churning threads, and the
+#                       goals as same-run ratios
+#   lifecycle.json      every JSON the lifecycle runs wrote, one after another
+#   gracecount.txt      atomgracecount: grace periods (membarrier calls)
+#                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
+#   run.log             what each step printed on stderr, and its timing
+# usage: run.sh OUTDIR      (at most these 6 files in OUTDIR)
+# SCALE (default 1) multiplies the run's lengths: SCALE=0.05 is a smoke
+# run of the whole script. At SCALE=1 it took 184 s on a 2-core machine
+# (peers 107 s, lifecycle 77 s); the thread runs have fixed lengths, so 16
+# cores should take about as long, and STEP_TIMEOUT stops any step that
+# runs past it, so the whole stays under 6 minutes.
+# Knobs: CHURNERS (15), THREADS (1,2,4,8,16), STEP_TIMEOUT (170 s a step).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: run.sh OUTDIR}
+mkdir -p "$out" || exit 1
+S=${SCALE:-1} CHURNERS=${CHURNERS:-15} THREADS=${THREADS:-1,2,4,8,16}
+STEP_TIMEOUT=${STEP_TIMEOUT:-170}
+log=$out/run.log
+: > "$log"
+t_start=$(date +%s)
+
+# scale V MIN: V * SCALE rounded, at least MIN
+scale() { awk -v v="$1" -v s="$S" -v m="$2" 'BEGIN { x = int(v * s + 0.5); print x < m ? m : x }'; }
+# step NAME FILE CMD...: CMD's stdout into OUTDIR/FILE (kept as far as it
+# got), its stderr and timing into run.log; a step past STEP_TIMEOUT is
+# stopped and the next one runs
+step() {
+    name=$1 file=$2
+    shift 2
+    t0=$(date +%s)
+    echo "== $name: $*" >> "$log"
+    if command -v timeout >/dev/null 2>&1; then
+        timeout "$STEP_TIMEOUT" "$@" > "$out/$file" 2>> "$log"
+    else
+        "$@" > "$out/$file" 2>> "$log"
+    fi
+    echo "== $name: exit $?, $(( $(date +%s) - t0 )) s" >> "$log"
+    echo "== $name done ($(( $(date +%s) - t_start )) s)"
+}
+
+machine() {
+    echo "== date"; date -u
+    echo "== uname -a"; uname -a
+    echo "== nproc"; nproc
+    echo "== lscpu"; lscpu 2>/dev/null || grep -m 1 'model name' /proc/cpuinfo
+    echo "== memory"; free -m 2>/dev/null || head -n 3 /proc/meminfo
+    echo "== bundle"; cat "$here/VERSIONS"
+    echo "== SCALE=$S CHURNERS=$CHURNERS THREADS=$THREADS"
+}
+machine > "$out/machine.txt" 2>> "$log"
+
+# (a) one thread, every peer; SCALE < 1: fewer repeats, a prefix of each corpus
+reps=$(scale 5 1)
+limit=$(awk -v s="$S" 'BEGIN { print (s >= 1 ? 0 : int(1700000 * s)) }')
+step peers peers.txt "$here/atompeers" --sc "$here/atomtab-sc-bench" --reps "$reps" \
+    $( [ "$limit" -gt 0 ] && echo --limit "$limit" ) \
+    "$here/nodejs-api-docs.atoms" "$here/c-headers.tokens"
+
+# (b) threads and (c) reader latency beside CHURNERS churning threads
+lc=$(mktemp -d)
+step lifecycle lifecycle.txt env LC_THREADS="$THREADS" LC_MODES=hit,samedyn,mix \
+    LC_MS="$(scale 300 20)" LC_REPS=3 LC_ROUNDS=2 LC_BATCHES="$(scale 2000000 20000)" \
+    LC_CHURNERS="$CHURNERS" sh "$here/bench-lifecycle.sh" "$here/atomthreads" \
+    "$here/atomlatency" "$here/atomtab-sc-bench" "$here/nodejs-api-docs.atoms" "$lc"
+for f in "$lc"/*.json; do
+    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }
+done > "$out/lifecycle.json"
+rm -rf "$lc"
+step gracecount gracecount.txt "$here/atomgracecount" --threads "$THREADS" \
+    --atoms "$(scale 400000 16000)"
+echo "== run.sh: $(( $(date +%s) - t_start )) s in all" | tee -a "$log"
