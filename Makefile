@@ -601,6 +601,13 @@ test-node: node-addon
 	@if $(HAVE_NODE); then echo "== bindings/node (node --test)"; \
 	  ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) --expose-gc --test bindings/node/test/; \
 	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+# The npm package as a user installs it (tools/check-npm.sh): packed, then
+# installed offline from the tarball into a scratch project, where node-gyp
+# builds it, and its tests run there. Skipped without node, npm or headers.
+.PHONY: test-node-pack
+test: test-node-pack
+test-node-pack: deps-test
+	sh tools/check-npm.sh $(O)/npm-check
 bench: bench-node
 bench-node: node-addon
 	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bench/node-idread.js; \
