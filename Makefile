@@ -604,8 +604,12 @@ test-node: node-addon
 # The npm package as a user installs it (tools/check-npm.sh): packed, then
 # installed offline from the tarball into a scratch project, where node-gyp
 # builds it, and its tests run there. Skipped without node, npm or headers.
+# node-gyp builds it with its own flags, so only the default build's `make
+# test` runs it (not ALLOCATOR=jemalloc or CFLAGS=... variants).
 .PHONY: test-node-pack
+ifeq ($(ALLOCATOR)$(CFLAGS),system)
 test: test-node-pack
+endif
 test-node-pack: deps-test
 	sh tools/check-npm.sh $(O)/npm-check
 bench: bench-node
