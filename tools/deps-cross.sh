@@ -4,11 +4,13 @@
 # Usage: tools/deps-cross.sh ARCH...   (i386, arm64: the cross compiler,
 # i686-linux-gnu-gcc or aarch64-linux-gnu-gcc, and the architecture's
 # libxxhash and cmocka; arm64 also qemu-user). i386 uses the cross compiler
-# rather than gcc -m32: Debian's gcc-multilib cannot be installed beside
-# its cross compilers. The C library is the cross compilers' own
-# (libc6-dev-*-cross): libc6-dev:ARCH needs linux-libc-dev:ARCH at exactly
-# the host's version, which a mirror may not have. Adds the architecture to dpkg first. Uses apt-get,
-# through sudo when not root; prints what it installs.
+# rather than gcc -m32 (the same i686 code): Debian's gcc-multilib cannot
+# be installed beside its cross compilers, and without it gcc -m32 finds
+# no <asm/unistd.h> (gcc-multilib's /usr/include/asm link provides it).
+# The C library is the cross compilers' own (libc6-dev-*-cross):
+# libc6-dev:ARCH needs linux-libc-dev:ARCH at exactly the host's version,
+# which a mirror may not have. Adds the architecture to dpkg first. Uses
+# apt-get, through sudo when not root; prints what it installs.
 set -e
 
 pkgs_for() {
