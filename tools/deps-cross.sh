@@ -11,6 +11,11 @@
 # libc6-dev:ARCH needs linux-libc-dev:ARCH at exactly the host's version,
 # which a mirror may not have. Adds the architecture to dpkg first. Uses
 # apt-get, through sudo when not root; prints what it installs.
+#
+# tools/deps-cross.sh --remove ARCH... purges the architecture's packages
+# and takes it off dpkg's list again (the cross compilers and qemu stay):
+# with a foreign architecture added, every `apt-get update` also fetches
+# its indexes, and fails where a mirror lacks one.
 set -e
 
 pkgs_for() {
@@ -24,6 +29,25 @@ pkgs_for() {
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+wait_lock="-o DPkg::Lock::Timeout=300"   # another apt-get may hold the lock
+
+if [ "${1:-}" = --remove ]; then
+    shift
+    for arch in "$@"; do
+        pkgs_for "$arch" >/dev/null
+        dpkg --print-foreign-architectures | grep -qx "$arch" || continue
+        [ "$SUDO" != none ] || { echo "deps-cross.sh: need root or sudo" >&2; exit 1; }
+        # only ARCH's own packages (libc6:ARCH is Essential for ARCH alone)
+        pkgs=$(dpkg-query -W -f='${Package}:${Architecture}\n' | grep ":$arch\$" || true)
+        echo "deps-cross.sh: removing architecture $arch and its packages"
+        # shellcheck disable=SC2086
+        [ -z "$pkgs" ] || $SUDO apt-get $wait_lock purge -y -qq --allow-remove-essential \
+            $pkgs >/dev/null
+        $SUDO dpkg --remove-architecture "$arch"
+    done
+    exit 0
 fi
 missing="" new_arch=""
 for arch in "$@"; do
@@ -44,8 +68,6 @@ echo "deps-cross.sh: installing$missing"
 for arch in $new_arch; do
     $SUDO dpkg --add-architecture "$arch"
 done
-export DEBIAN_FRONTEND=noninteractive
-wait_lock="-o DPkg::Lock::Timeout=300"   # another apt-get may hold the lock
 # shellcheck disable=SC2086
 $SUDO apt-get $wait_lock update -qq ||
     echo "deps-cross.sh: apt-get update failed for some index; installing from what it has" >&2
