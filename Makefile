@@ -3,6 +3,7 @@
 # meson.build reads: VERSION, src/sources.txt, test/tests.txt.
 #
 # Front door:  make | make test | make report | make bench | make install
+# Releases:    make dist | make check-abi (CHANGELOG.md)
 # Knobs:       ALLOCATOR=system|jemalloc  O=build-dir  PREFIX=/usr/local
 #              LIBDIR (default: what meson picks, lib/<multiarch> on Debian)
 #              TOOL_MALLOC (the malloc our own tools and benches run on)
@@ -96,9 +97,11 @@ $(SHARED): $(LIB_OBJS)
 	ln -sf libatomtab.so.$(SOMAJOR) $(O)/libatomtab.so
 
 # Tests link the static library so they can run from the build tree.
+# test_report reads the JSON dump with jansson (a test-only dependency).
 $(O)/test/%: test/%.c test/*.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $< -o $@ $(STATIC) -lcmocka $(TEST_LIBS) $(LDLIBS)
+$(O)/test/test_report: TEST_LIBS = $$(pkg-config --cflags --libs jansson)
 
 # Race tests (list in test/hook_tests.txt, which meson reads too):
 # the library's sources compiled again with -DATAB_TEST_HOOKS, so that the
@@ -187,6 +190,56 @@ uninstall:
 clean:
 	rm -rf $(O)
 
+# ---- license and changelog: installed with the headers ----
+DOCDIR ?= $(DATADIR)/doc/atomtab
+.PHONY: install-doc uninstall-doc
+install: install-doc
+install-doc:
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 644 LICENSE CHANGELOG.md $(DESTDIR)$(DOCDIR)/
+uninstall: uninstall-doc
+uninstall-doc:
+	rm -f $(DESTDIR)$(DOCDIR)/LICENSE $(DESTDIR)$(DOCDIR)/CHANGELOG.md
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# ---- release: the source tarball and the ABI check ----
+# make dist         meson dist: the tarball of the committed tree
+#                   ($(DIST_BUILD)/meson-dist/atomtab-VERSION.tar.xz), which
+#                   meson unpacks, builds, tests and installs; then the
+#                   tarball's plain make build (make lib) and its LICENSE
+# make check-abi    the shared library (built in $(ABI_O) with -O2 -g, system
+#                   allocator) against abi/atomtab-SOMAJOR.xml: only atab_*
+#                   exported, abidiff passes additions and fails the rest
+#                   (tools/check-abi.sh; CHANGELOG.md says how it moves)
+# make abi-baseline records that file (never over an incompatible one)
+# make check-abi-guard  the check's own test: deliberate breaks in scratch
+#                   copies fail it, additions pass (tools/check-abi-guard.sh)
+DIST_BUILD ?= build/dist
+DIST_ARGS  ?=
+ABI_O      ?= build/abi
+ABI_BASE   := abi/atomtab-$(SOMAJOR).xml
+ABI_LIB    := $(ABI_O)/libatomtab.so.$(VERSION)
+
+.PHONY: dist check-abi abi-baseline abi-lib check-abi-guard
+dist:
+	@sh tools/deps.sh build test meson
+	@if [ -f $(DIST_BUILD)/build.ninja ]; then meson setup --reconfigure $(DIST_BUILD) >/dev/null; \
+	else meson setup $(DIST_BUILD) >/dev/null; fi
+	meson dist -C $(DIST_BUILD) --formats xztar $(DIST_ARGS)
+	sh tools/check-dist.sh $(DIST_BUILD)/meson-dist/atomtab-$(VERSION).tar.xz
+
+abi-lib:
+	@sh tools/deps.sh abi
+	@$(MAKE) --no-print-directory O=$(ABI_O) ALLOCATOR=system OPT="-O2 -g" CFLAGS= lib
+check-abi: abi-lib
+	sh tools/check-abi.sh $(ABI_LIB) $(ABI_BASE)
+abi-baseline: abi-lib
+	@mkdir -p abi
+	sh tools/check-abi.sh --record $(ABI_LIB) $(ABI_BASE)
+check-abi-guard:
+	@sh tools/deps.sh build abi
+	sh tools/check-abi-guard.sh $(O)/abi-guard $(ABI_BASE)
+
 # ---- memory reporter: tools/atomtab-report over the bundled corpus ----
 # The corpus ships gzip'd (corpus/README.md says where it came from) and is
 # unpacked next to the tool, where the tool looks for it by default.
@@ -208,6 +261,15 @@ report-tool: lib
 
 report: report-tool
 	$(REPORT_BIN)
+
+# about:memory in a real browser: atomtab-report --json loaded in headless
+# Firefox ESR (installed by tools/deps.sh firefox where missing) over
+# Marionette; asserts on the rendered tree's text and saves a screenshot,
+# $(O)/about-memory.png. Skips (exit 0, "skipped: why") where no browser can
+# be installed or started.
+.PHONY: check-aboutmemory
+check-aboutmemory: report-tool
+	sh tools/check-aboutmemory.sh $(O)
 
 install: install-report
 install-report: report-tool

@@ -154,7 +154,9 @@ typedef struct atab_table atab_table;
  * @param alloc        returns at least `size` bytes aligned to 16, or NULL.
  * @param free         frees `p`, which was allocated with `size` bytes.
  * @param usable_size  optional: the bytes really reserved for `p` (for the
- *                     memory reporter's slop); NULL when unknown.
+ *                     memory reporter's slop); NULL when unknown. A host's
+ *                     hooks report no allocator overhead (chunk headers),
+ *                     with or without it: see "Memory reporting".
  */
 typedef struct atab_allocator {
     void *(*alloc)(void *ud, size_t size);
@@ -418,6 +420,13 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  *                                                       next sweep or atab_gc), at
  *                                                       usable size; left out
  *                                                       when there are none
+ *   explicit/heap-overhead/atoms        HEAP     BYTES  the C library malloc's
+ *                                                       chunk headers for all the
+ *                                                       blocks above (glibc: one
+ *                                                       size_t per block, 16 bytes
+ *                                                       for a block it mmaps);
+ *                                                       only with the default
+ *                                                       allocator on glibc's malloc
  *   atoms-static-data                   NONHEAP  BYTES  static atoms in read-only
  *                                                       data (part of the binary)
  *   atoms-dynamic                       OTHER    COUNT  live dynamic atoms
@@ -431,6 +440,19 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  * hook that answers less than was requested), slop is unknown: the slop
  * entry is left out and explicit/atoms/table is the requested size;
  * atab_report_has_usable_size() then returns 0.
+ *
+ * The allocator's own bytes per block: with the default allocator on
+ * glibc's malloc, explicit/heap-overhead/atoms is each block's chunk
+ * header, derived from its malloc_usable_size, so that the explicit total
+ * is what glibc's mallinfo2 counts in use for the table (uordblks +
+ * hblkhd), to the byte. It is KIND_HEAP because glibc counts it in its
+ * in-use bytes, the "heap-allocated" a glibc host reports. With a prefix
+ * it is explicit/heap-overhead/PREFIX/atoms. It is left out where the
+ * table cannot know it: a host's allocator hooks (with or without a
+ * usable_size hook), a malloc in glibc's place (ASan, valgrind, an
+ * LD_PRELOADed one: usable sizes not of glibc's shape), and the jemalloc
+ * build (jemalloc keeps no header per block; stats.allocated equals the
+ * explicit total).
  */
 
 /** Entry kinds (Firefox's nsIMemoryReporter::KIND_*). */
@@ -537,7 +559,8 @@ typedef struct atab_report_options {
      * Keeps the paths of several tables in one host apart. NULL or "": none.
      * Otherwise '/'-separated non-empty names (no leading, trailing or
      * doubled '/'), at most ATAB_REPORT_PREFIX_MAX bytes. The table's
-     * explicit/REST becomes explicit/PREFIX/REST; a single-name entry NAME
+     * explicit/REST becomes explicit/PREFIX/REST (explicit/heap-overhead/REST
+     * becomes explicit/heap-overhead/PREFIX/REST); a single-name entry NAME
      * becomes PREFIX-NAME with each '/' of the prefix written as '-' (it
      * stays a single name, as about:memory wants one unit per tree).
      * Example: "html" gives explicit/html/atoms/table and html-atoms-dynamic.

@@ -52,6 +52,26 @@ static size_t libc_usable(void *ud, const void *p, size_t size)
 }
 
 static const atab_allocator default_allocator = {libc_alloc, libc_free, libc_usable, NULL};
+
+#ifdef __GLIBC__
+#include <unistd.h>
+
+/* glibc malloc's own bytes beside a block whose malloc_usable_size is u:
+** its chunk's header. A chunk in an arena is a multiple of 16 bytes, and
+** its block is the chunk less its size field (one size_t; the next
+** chunk's prev_size field is the block's last bytes). A chunk mmapped
+** alone is whole pages, and its block starts 16 bytes in. A usable size of
+** neither shape is not glibc's (ASan, valgrind or another malloc in
+** place of it): SIZE_MAX, unknown. */
+static size_t libc_overhead(size_t u)
+{
+    if ((u + sizeof(size_t)) % 16 == 0)
+        return sizeof(size_t);
+    if ((u + 16) % (size_t)getpagesize() == 0)
+        return 16;
+    return SIZE_MAX;
+}
+#endif
 #endif
 
 const atab_allocator *atab_default_allocator(void)
@@ -115,4 +135,14 @@ void atab__free(atab_table *t, void *p, size_t size)
 size_t atab__usable(const atab_table *t, const void *p, size_t size)
 {
     return t->alloc.usable_size ? t->alloc.usable_size(t->alloc.ud, p, size) : 0;
+}
+
+size_t atab__overhead(const atab_table *t, size_t usable)
+{
+#if !defined(ATAB_WITH_JEMALLOC) && defined(__GLIBC__)
+    if (t->alloc.usable_size == libc_usable)
+        return libc_overhead(usable);
+#endif
+    (void)t; (void)usable;
+    return SIZE_MAX;   /* jemalloc keeps no header; a host's hooks: unknown */
 }

@@ -35,6 +35,10 @@ ATAB__HIDDEN void atab__free_in(atab_table *t, size_t *acct, void *p, size_t siz
 ATAB__HIDDEN size_t atab__bytes(atab_table *t);
 /* Usable size of a block from the table's allocator; 0 when unknown. */
 ATAB__HIDDEN size_t atab__usable(const atab_table *t, const void *p, size_t size);
+/* The allocator's own bytes beside a block of that usable size (a chunk
+** header), or SIZE_MAX when unknown: only the default allocator on glibc's
+** malloc knows it (alloc.c). */
+ATAB__HIDDEN size_t atab__overhead(const atab_table *t, size_t usable);
 
 /* A lock of one word, for the shards: 0 free, 1 held, 2 held with a
 ** thread asleep on it (a futex on Linux). Taking and dropping it is one

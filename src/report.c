@@ -27,19 +27,28 @@ typedef struct census {
     size_t atoms, unused;          /* dynamic atoms; those with count 0 */
     size_t statics, static_bytes;  /* the static sets */
     size_t handles;                /* outstanding external handles */
+    size_t overhead;               /* the allocator's chunk headers, all blocks */
     int exact;                     /* every usable size was known */
+    int overhead_known;            /* and every block's chunk header */
 } census;
 
-/* The usable size of a block. When the allocator cannot tell (no hook, or
-** an answer below the request) it is the requested size and the census is
-** marked inexact: slop is then unknown, never guessed. */
+/* The usable size of a block, its chunk header added to the census's
+** overhead. When the allocator cannot tell (no hook, or an answer below
+** the request) it is the requested size and the census is marked inexact:
+** slop is then unknown, never guessed; so is a header the allocator does
+** not tell (atab__overhead). */
 static size_t usable(census *c, const void *p, size_t req)
 {
     size_t u = atab__usable(c->t, p, req);
     if (u < req) {
-        c->exact = 0;
+        c->exact = c->overhead_known = 0;
         return req;
     }
+    size_t h = atab__overhead(c->t, u);
+    if (h == SIZE_MAX)
+        c->overhead_known = 0;
+    else
+        c->overhead += h;
     return u;
 }
 
@@ -95,7 +104,7 @@ static void take_census(atab_table *t, census *c)
 {
     memset(c, 0, sizeof *c);
     c->t = t;
-    c->exact = t->alloc.usable_size != NULL;
+    c->exact = c->overhead_known = t->alloc.usable_size != NULL;
     c->table_req = ATAB__TABLE_ALLOC;   /* the table object, t->raw */
     c->table_use = usable(c, t->raw, ATAB__TABLE_ALLOC);
     atab__flush_counts(t, 0, count_recycled, c);   /* counts exact: no spares left in caches */
@@ -110,7 +119,7 @@ static void take_census(atab_table *t, census *c)
 /* Entries                                                             */
 /* ------------------------------------------------------------------ */
 
-#define MAX_TABLE_ENTRIES 9
+#define MAX_TABLE_ENTRIES 10
 #define MAX_ENTRIES (MAX_TABLE_ENTRIES + ATAB_REPORT_EXTRA_MAX)
 #define PATH_CAP (ATAB_REPORT_PREFIX_MAX + 48)   /* prefix + our longest path */
 
@@ -129,10 +138,14 @@ typedef struct entries {
     int exact;   /* every usable size was known */
 } entries;
 
+#define HEAP_OVERHEAD "explicit/heap-overhead/"
+
 /* Writes the table's path `path` into e->buf with the host's prefix:
-** explicit/REST becomes explicit/PREFIX/REST, a single NAME becomes
-** PREFIX-NAME with each '/' of the prefix written as '-' (so it stays a
-** single name: about:memory wants one unit per tree). */
+** explicit/REST becomes explicit/PREFIX/REST (explicit/heap-overhead/REST,
+** explicit/heap-overhead/PREFIX/REST: the allocator's costs stay where
+** about:memory's readers sum them), a single NAME becomes PREFIX-NAME with
+** each '/' of the prefix written as '-' (so it stays a single name:
+** about:memory wants one unit per tree). */
 static void prefixed(entry *e, const char *path, const char *prefix)
 {
     size_t k = 0, plen = prefix ? strlen(prefix) : 0;
@@ -141,7 +154,9 @@ static void prefixed(entry *e, const char *path, const char *prefix)
         return;
     }
     if (strncmp(path, "explicit/", 9) == 0) {
-        snprintf(e->buf, sizeof e->buf, "explicit/%s/%s", prefix, path + 9);
+        int root = strncmp(path, HEAP_OVERHEAD, strlen(HEAP_OVERHEAD)) == 0
+                   ? (int)strlen(HEAP_OVERHEAD) : 9;
+        snprintf(e->buf, sizeof e->buf, "%.*s%s/%s", root, path, prefix, path + root);
     } else {
         for (; k < plen; k++)
             e->buf[k] = prefix[k] == '/' ? '-' : prefix[k];
@@ -188,6 +203,13 @@ static void make_entries(const census *c, const char *prefix, entries *l)
             "Blocks of atoms a thread's sweep freed, which the thread keeps for "
             "its next new atoms of the same lengths (until its next sweep, or "
             "atab_gc).");
+    if (c->exact && c->overhead_known)
+        add(l, prefix, HEAP_OVERHEAD "atoms", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
+            c->overhead,
+            "The C library malloc's own bytes for the table's blocks (atoms, "
+            "recycled blocks, slot arrays, caches, the table object): each "
+            "block's chunk header, which glibc's malloc counts as in use "
+            "(mallinfo2) but leaves out of the block's usable size.");
     add(l, prefix, "atoms-static-data", ATAB_KIND_NONHEAP, ATAB_UNITS_BYTES,
         c->static_bytes,
         "The static atom sets in use, in read-only data (part of "

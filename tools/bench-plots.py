@@ -235,8 +235,9 @@ def memory_rows(doc, alloc):
         s = it.get('split')
         if s:
             k = s['atoms'] / n
-            chunk = (it['bytes'] - s['report_bytes']) / n
-            parts = [s['chars'] * k, s['header'] * k, s['slop'] * k, s['table'] * k, chunk, 0]
+            chunk = s.get('heap_overhead', 0) * k   # the report's chunk headers (glibc)
+            rest = (it['bytes'] - s['report_bytes']) / n   # 0 when the report adds up
+            parts = [s['chars'] * k, s['header'] * k, s['slop'] * k, s['table'] * k, chunk, rest]
         else:
             parts = [doc['chars_per_token'], 0, 0, 0, 0, it['overhead']]
         rows.append([SHORT_NAMES.get(it['name'], it['name'])] + [round(p, 3) for p in parts] +

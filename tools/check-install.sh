@@ -29,7 +29,8 @@ for how in meson make; do
     export PKG_CONFIG_PATH="$(dirname "$pc")"
     [ "$(pkg-config --variable=allocator atomtab)" = system ] ||
         fail "$how: atomtab.pc's allocator is not 'system'"
-    for f in share/atomtab/default.atoms share/man/man1/atomtab-genstatic.1; do
+    for f in share/atomtab/default.atoms share/man/man1/atomtab-genstatic.1 \
+             share/doc/atomtab/LICENSE share/doc/atomtab/CHANGELOG.md; do
         [ -f "$prefix/$f" ] || fail "$how did not install $f"
     done
     sh tools/readme-example.sh README.md > "$prefix/example.c"

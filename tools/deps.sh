@@ -1,13 +1,13 @@
 #!/bin/sh
 # deps.sh - installs the Debian packages a build needs, when missing.
-# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake cargo plots)
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake cargo plots firefox abi)
 # Uses apt-get, through sudo when not root. Prints what it installs.
 set -e
 
 pkgs_for() {
     case "$1" in
     build) echo "libxxhash-dev libjemalloc-dev pkg-config" ;;
-    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev python3 g++" ;;
+    test) echo "libxxhash-dev libjemalloc-dev pkg-config libcmocka-dev libjansson-dev python3 g++" ;;
     meson) echo "meson ninja-build pkg-config" ;;
     bench) echo "libglib2.0-dev libxml2-dev valgrind" ;;
     fuzz) echo "clang libclang-rt-dev" ;;
@@ -15,6 +15,8 @@ pkgs_for() {
     cmake) echo "cmake" ;;
     cargo) echo "cargo" ;;   # bench/sc only, when no cargo is on PATH (make bench-lifecycle)
     plots) echo "gnuplot-nox python3" ;;   # make bench-plots: JSON read by python3, drawn by gnuplot
+    firefox) echo "firefox-esr python3" ;;   # make check-aboutmemory: about:memory in headless Firefox
+    abi) echo "abigail-tools binutils" ;;   # make check-abi: abidw, abidiff, nm, readelf
     *) echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
     esac
 }
