@@ -3,8 +3,9 @@
 # architecture needs, from Debian (multiarch), when missing.
 # Usage: tools/deps-cross.sh ARCH...   (i386, arm64: the cross compiler,
 # i686-linux-gnu-gcc or aarch64-linux-gnu-gcc, and the architecture's
-# libxxhash and cmocka; arm64 also qemu-user). i386 uses the cross compiler
-# rather than gcc -m32 (the same i686 code): Debian's gcc-multilib cannot
+# libxxhash, cmocka and jansson (test_report); arm64 also qemu-user).
+# i386 uses the cross compiler rather than gcc -m32 (the same i686 code):
+# Debian's gcc-multilib cannot
 # be installed beside its cross compilers, and without it gcc -m32 finds
 # no <asm/unistd.h> (gcc-multilib's /usr/include/asm link provides it).
 # The C library is the cross compilers' own (libc6-dev-*-cross):
@@ -20,8 +21,8 @@ set -e
 
 pkgs_for() {
     case "$1" in
-    i386) echo "gcc-i686-linux-gnu libc6-dev-i386-cross libxxhash-dev:i386 libcmocka-dev:i386" ;;
-    arm64) echo "gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libxxhash-dev:arm64 libcmocka-dev:arm64" ;;
+    i386) echo "gcc-i686-linux-gnu libc6-dev-i386-cross libxxhash-dev:i386 libcmocka-dev:i386 libjansson-dev:i386" ;;
+    arm64) echo "gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libxxhash-dev:arm64 libcmocka-dev:arm64 libjansson-dev:arm64" ;;
     *) echo "deps-cross.sh: unknown architecture '$1' (i386 or arm64)" >&2; exit 2 ;;
     esac
 }
