@@ -137,9 +137,25 @@ test: tests
 
 # atomtab.pc and the CMake package: the same templates meson fills in
 # (tools/atomtab.pc.in, cmake/*.in), so both builds install the same files.
-SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g; s|@LIBDIR@|$(LIBDIR)|g; s|@INCDIR@|$(INCDIR)|g' \
-            -e 's|@BINDIR@|$(BINDIR)|g; s|@VERSION@|$(VERSION)|g; s|@ALLOCATOR@|$(ALLOCATOR)|g' \
-            -e 's|@PC_REQUIRES@|$(PC_REQUIRES)|g; s|@PC_LIBS@|$(PC_LIBS)|g; s|@DATADIR@|$(DATADIR)|g' \
+# Both are relocatable: they find the prefix from their own directory
+# (${pcfiledir}, CMAKE_CURRENT_LIST_DIR) and name every directory under
+# PREFIX from it; a LIBDIR or CMAKEDIR outside PREFIX makes them use
+# absolute paths instead. $(call reloc,DIR,BASE) is DIR as BASE/<DIR less
+# PREFIX>; $(call updirs,DIR) is the ../.. that climbs from DIR to PREFIX.
+_empty   :=
+_sp      := $(_empty) $(_empty)
+RELOC     = $(and $(filter $(PREFIX)/%,$(LIBDIR)),$(filter $(PREFIX)/%,$(CMAKEDIR)))
+reloc     = $(if $(and $(RELOC),$(filter $(PREFIX)/%,$(1))),$(2)/$(patsubst $(PREFIX)/%,%,$(1)),$(1))
+updirs    = $(subst $(_sp),/,$(foreach c,$(subst /, ,$(patsubst $(PREFIX)/%,%,$(1))),..))
+PC_PREFIX = $(if $(RELOC),$${pcfiledir}/$(call updirs,$(LIBDIR)/pkgconfig),$(PREFIX))
+CM_UP     = $(if $(RELOC),$(call updirs,$(CMAKEDIR)),.)
+SUBST = sed -e 's|@PC_PREFIX@|$(PC_PREFIX)|g; s|@CM_UP@|$(CM_UP)|g' \
+            -e 's|@PC_LIBDIR@|$(call reloc,$(LIBDIR),$${prefix})|g; s|@CM_LIBDIR@|$(call reloc,$(LIBDIR),$${atomtab_PREFIX_DIR})|g' \
+            -e 's|@PC_INCDIR@|$(call reloc,$(INCDIR),$${prefix})|g; s|@CM_INCDIR@|$(call reloc,$(INCDIR),$${atomtab_PREFIX_DIR})|g' \
+            -e 's|@PC_BINDIR@|$(call reloc,$(BINDIR),$${prefix})|g; s|@CM_BINDIR@|$(call reloc,$(BINDIR),$${atomtab_PREFIX_DIR})|g' \
+            -e 's|@PC_DATADIR@|$(call reloc,$(DATADIR),$${prefix})|g; s|@CM_DATADIR@|$(call reloc,$(DATADIR),$${atomtab_PREFIX_DIR})|g' \
+            -e 's|@VERSION@|$(VERSION)|g; s|@ALLOCATOR@|$(ALLOCATOR)|g' \
+            -e 's|@PC_REQUIRES@|$(PC_REQUIRES)|g; s|@PC_LIBS@|$(PC_LIBS)|g' \
             -e 's|@SOMAJOR@|$(SOMAJOR)|g; s|@MAJOR@|$(SOMAJOR)|g; s|@MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
             -e 's|@SIZEOF_VOID_P@|'"$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tail -n 1)"'|g'
 CMAKEDIR ?= $(LIBDIR)/cmake/atomtab
@@ -647,6 +663,17 @@ test-node: node-addon
 	@if $(HAVE_NODE); then echo "== bindings/node (node --test)"; \
 	  ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) --expose-gc --test bindings/node/test/; \
 	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
+# The npm package as a user installs it (tools/check-npm.sh): packed, then
+# installed offline from the tarball into a scratch project, where node-gyp
+# builds it, and its tests run there. Skipped without node, npm or headers.
+# node-gyp builds it with its own flags, so only the default build's `make
+# test` runs it (not ALLOCATOR=jemalloc or CFLAGS=... variants).
+.PHONY: test-node-pack
+ifeq ($(ALLOCATOR)$(CFLAGS),system)
+test: test-node-pack
+endif
+test-node-pack: deps-test
+	sh tools/check-npm.sh $(O)/npm-check
 bench: bench-node
 bench-node: node-addon
 	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bench/node-idread.js; \

@@ -196,7 +196,7 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
 /* The recycled blocks' lists in a queue block of room for cap atoms. */
 static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
 {
-    return (atab_atom **)(void *)(q + 2 * (size_t)cap);
+    return (atab_atom **)(void *)((char *)(q + cap) + (size_t)cap * sizeof(uint64_t));
 }
 
 /* Takes r's queue away for a sweep: its block, with its atoms (*n), or

@@ -4,6 +4,12 @@
 # pkg-config (shared, and fully static with --static), and a scratch CMake
 # project through find_package(atomtab), as a user of the installed library
 # would. Both installs must give the same atomtab.pc and CMake files.
+# Then each build installs again to a staging directory (DESTDIR) for a
+# prefix that does not exist, the staged tree is moved elsewhere (as a
+# distribution package, a conda or vcpkg port, a Nix store path do), and a
+# CMake consumer and a pkg-config consumer build and run from the moved
+# tree: atomtab.pc and atomtabConfig.cmake find the prefix from their own
+# directory.
 set -eu
 top=$(pwd)
 fail() { echo "check-install: $*" >&2; exit 1; }
@@ -127,3 +133,55 @@ cc -static "$prefix/example.c" -o "$prefix/example-static" \
 unset PKG_CONFIG_PATH
 echo "check-install: ALLOCATOR=jemalloc install: allocator=jemalloc, --static links"
 echo "check-install: meson and make install the same atomtab.pc and CMake files"
+
+# Relocation: staged for a prefix that is never there, then moved.
+gone=/nonexistent/atomtab-prefix
+[ ! -e "$gone" ] || fail "$gone exists"
+for how in meson make; do
+    stage="$top/build/reloc-$how/stage" moved="$top/build/reloc-$how/moved"
+    rm -rf "$top/build/reloc-$how"
+    if [ "$how" = meson ]; then
+        meson configure build/install-meson -Dprefix="$gone" >/dev/null
+        meson install -C build/install-meson --destdir "$stage" >/dev/null
+    else
+        make --no-print-directory O=build/install-make PREFIX="$gone" DESTDIR="$stage" \
+            install >/dev/null
+    fi
+    mv "$stage$gone" "$moved"
+    rm -rf "$stage"
+    if grep -rl "$gone" "$moved"/lib*/ 2>/dev/null | grep -E '\.pc$|\.cmake$'; then
+        fail "$how: the files above name the install prefix"
+    fi
+    pcdir=$(dirname "$(find "$moved" -name atomtab.pc | head -1)")
+    # pkg-config: cflags, libs and the generator from the moved tree
+    inc=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=includedir atomtab)
+    libdir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir atomtab)
+    gen=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=genstatic atomtab)
+    [ -f "$inc/atomtab.h" ] && [ -f "$libdir/libatomtab.so" ] && [ -x "$gen" ] ||
+        fail "$how: pkg-config's includedir, libdir or genstatic is not in the moved tree"
+    [ -f "$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=default_atoms atomtab)" ] ||
+        fail "$how: pkg-config's default_atoms is not in the moved tree"
+    mkdir -p "$moved/pc-app"
+    cp tools/check-consumer.c "$moved/pc-app/static.c"
+    printf 'my-widget\ndata-role\n' > "$moved/pc-app/my.atoms"
+    "$gen" --name myset "$moved/pc-app/my.atoms" "$moved/pc-app/myset.c" "$moved/pc-app/myset.h"
+    # shellcheck disable=SC2046
+    cc -Wall -Wextra -Werror "$moved/pc-app/static.c" "$moved/pc-app/myset.c" \
+        -o "$moved/pc-app/app" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs atomtab) ||
+        fail "$how: the pkg-config consumer of the moved tree did not build"
+    LD_LIBRARY_PATH="$libdir" "$moved/pc-app/app" >/dev/null ||
+        fail "$how: the pkg-config consumer of the moved tree failed"
+    # CMake: find_package through CMAKE_PREFIX_PATH, the shared and static
+    # targets and atomtab_add_static_set() (the moved generator)
+    cp -r "$top/build/stage-$how/cmake-app" "$moved/cmake-app"
+    rm -rf "$moved/cmake-app/build"
+    cmake -S "$moved/cmake-app" -B "$moved/cmake-app/build" \
+        -DCMAKE_PREFIX_PATH="$moved" >"$moved/cmake.log" 2>&1 &&
+        cmake --build "$moved/cmake-app/build" >>"$moved/cmake.log" 2>&1 ||
+        { cat "$moved/cmake.log"; fail "$how: the CMake consumer of the moved tree did not build"; }
+    "$moved/cmake-app/build/app" >/dev/null ||
+        fail "$how: the CMake consumer of the moved tree (shared) failed"
+    "$moved/cmake-app/build/app_static" >/dev/null ||
+        fail "$how: the CMake consumer of the moved tree (static) failed"
+    echo "check-install: $how install staged, moved: pkg-config and CMake consumers work from it"
+done
