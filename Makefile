@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # atomtab - plain GNU make build (no meson needed; this is how embedders
 # vendor it). Sources, tests and the version come from the same files
 # meson.build reads: VERSION, src/sources.txt, test/tests.txt.

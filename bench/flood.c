@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** flood.c - hash flooding. An attacker who knows the table's seed can
 ** brute-force keys whose seeded XXH3 hash lands in one shard (top 6 bits)

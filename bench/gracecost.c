@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** gracecost.c - atomgracecost: what the machine charges for the barrier
 ** behind atomtab's grace periods (thread.c): one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** gracecount.c - atomgracecount: how many grace periods (membarrier
 ** calls) the library makes per 1,000 transient atoms, at 1, 2 and 16

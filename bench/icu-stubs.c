@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** icu-stubs.c - the seven ICU converter calls that Debian's static
 ** libxml2.a refers to (its encoding handlers), each failing: the device

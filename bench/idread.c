@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** idread.c - the id-read microbenchmark: what reading `el.id` costs a host
 ** runtime whose strings are copies of the atom, external strings pointing

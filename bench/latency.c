@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** latency.c - atomlatency: how long one reader's hits can be held up by
 ** other threads' garbage (the goal: p99.99 beside churn at most 3x

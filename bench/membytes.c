@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** membytes.c - bytes per distinct atom on a token stream, for atomtab,
 ** GLib's g_intern_string and libxml2's xmlDictLookup, measured the same

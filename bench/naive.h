@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** naive.h - "naive", the baseline any host could write in an hour: a
 ** chained hash table with strdup'ed keys (FNV-1a, doubling at load 1).

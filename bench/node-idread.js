@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // The id-read microbenchmark in V8: `for (i < N) n += el.id.length` for ids
 // of lengths 3, 14, 15, 16, 63, 64, 100, 101 ("foo", "This is a test",

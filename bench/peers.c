@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** peers.c - atompeers: atomtab beside its peers on one thread, in the
 ** same run, on the C library's malloc, with the versions and the machine

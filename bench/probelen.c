@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** probelen.c - atomprobelen: where keys sit in the slot arrays, as probe
 ** lengths (groups read by a hit: 1 for group A, 2 for group B, more only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** probes.c - atomprobes: the cost of a repeated hit, string by string, on
 ** a loaded table (the goal: max/median <= 1.3), public API only.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # static.sh - the static-atom benchmarks (make bench-static): table creation
 # cost with none / the default set / a 10,000-atom set (callgrind
 # instructions per atab_table_new), the corpus's static-hit share, static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** static_hits.c - static atoms on a token stream (the bundled corpus):
 ** how many ops return a static atom of the default set, and what a static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** static_new.c - what static sets cost atab_table_new: callgrind counts
 ** the instructions of the measured calls only (CALLGRIND_TOGGLE_COLLECT;

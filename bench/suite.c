@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** suite.c - atombench: one workload, several interners behind one small
 ** interface (struct backend), each measured in its own fresh process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** threads.c - atomthreads: throughput of one shared, warm atomtab table
 ** under 1, 2, 4, 8, 16 threads, and its scaling against one thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tokens.h - what the benchmarks share: a token file (one token per line)
 ** read into NUL-terminated strings, in place; the warm table they start

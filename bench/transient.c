@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transient.c - atomtransient: what one transient atom costs (a new string
 ** interned and released at once, its share of the sweep that frees it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atomtab.h - interned atom/string table.
 ** One shared, immutable copy per distinct string, compared by pointer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atomtab.hpp - a small header-only C++17 wrapper over atomtab.h: an
 ** owning atom handle (copy = atab_ref, destructor = atab_release), hashable

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** alloc.c - allocator hooks: the default (jemalloc or libc) and the
 ** table's accounting of requested bytes against its memory limit.

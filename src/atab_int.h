@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atab_int.h - every private header, for the files that span subsystems
 ** (report.c, external.c). Nothing here is installed; every name is atab__

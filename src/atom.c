@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atom.c - the atom object: hashing of keys (UTF-8 or UTF-16), UTF-16 to
 ** UTF-8 conversion without heap copies, creation, comparison and freeing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atom.h - the dynamic atom object (atom.c) and its reference count.
 **

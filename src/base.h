@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base.h - what every file of the library shares: visibility and branch
 ** hints, the thread's last error (error.c), allocation counted against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** error.c - per-thread last error and status strings.
 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** external.c - host caches of one host string per atom, for hosts whose
 ** strings share atoms' characters through external handles (the handles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** hash.h - keys: how a string is hashed (short keys inline, long ones with
 ** XXH3 in atom.c) and compared with an atom's characters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** hooks.h - named pause points for deterministic race tests. Built with
 ** -DATAB_TEST_HOOKS (the test builds), each point calls the hook a test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** lock.c - the slow paths of the shards' lock (base.h): a taker that found
 ** it held spins a little (holders keep it for one insert, or one shard's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** report.c - the memory reporter: what a table holds, split the way
 ** Firefox's about:memory shows it; as entries for a host, a text tree, JSON.

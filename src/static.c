@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** static.c - static atom sets: registration on a table and lookup.
 **

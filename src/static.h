@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** static.h - static atom sets (static.c): registration on a table, and the
 ** lookup of a string in them (miss filter first, then the perfect hash).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** static_hash.h - the fixed hash and index arithmetic of static sets,
 ** shared by the generator (tools/atomtab-genstatic.c) and static.c, so

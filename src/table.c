@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** table.c - the atom table, all of its life: creation, the probe, interning
 ** and lookup, release, the sweep that frees unused atoms, statistics,

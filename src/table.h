@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** table.h - the table object (table.c) and its slot arrays: layout,
 ** encoding and decoding of slots and control bytes, side by side.

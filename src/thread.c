@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** thread.c - per-thread records: finding this thread's record, read-side
 ** sections and grace periods, the cache of spare references, flushing it,

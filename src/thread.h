@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** thread.h - per-thread records (thread.c): read-side sections that let
 ** lookups probe the table without locks, and a small cache of spare

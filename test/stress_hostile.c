@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** stress_hostile.c - a long stress as a hostile host runs the library:
 ** 32+ threads on any number of cores, every kind at once, on tables whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_alloc.c - the allocator hooks see every allocation and every free,
 ** with matching sizes; nothing leaks at atab_table_free; a failed

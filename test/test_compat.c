@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_compat.c - what a host checks at compile and run time: the header's
 ** ATAB_VERSION_* macros name the library it runs with, and a static set

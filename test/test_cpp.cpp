@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_cpp.cpp - include/atomtab.hpp, the C++17 wrapper: atom handles that
 ** reference-count by copy and release on destruction, hashing and

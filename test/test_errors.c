@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_errors.c - bad input at every entry gives NULL and a clear error
 ** code, and leaves the table as it was.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_external.c - external handles (host strings sharing an atom's chars),
 ** the deferred free of a table with handles out, and the host caches (one

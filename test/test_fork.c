@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_fork.c - fork() in a multithreaded host: a child must not hang on a
 ** lock a parent thread held at the fork. Around fork() the library takes

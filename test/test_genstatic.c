@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_genstatic.c - the static set generator (tools/atomtab-genstatic.c,
 ** included here whole): good lists give a set whose index finds every

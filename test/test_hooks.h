@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_hooks.h - holding threads at the library's named pause points
 ** (src/hooks.h; the test binaries are built with -DATAB_TEST_HOOKS), and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_intern.c - identity: equal bytes give one atom, different bytes
 ** different atoms, at every length the issue names; lookup never inserts.

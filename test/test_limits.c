@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_limits.c - limits and hostile input at every public entry: NULL
 ** table or string, lengths past ATAB_MAX_LEN and SIZE_MAX, invalid UTF-16

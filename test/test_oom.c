@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_oom.c - out of memory at every allocation. A full workload (intern
 ** UTF-8 and UTF-16, short and long keys, lookups from a second thread,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_races.c - every interleaving of two threads through the pause
 ** points of each lifecycle protocol (src/hooks.h): handle release against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_refcount.c - reference counts, revival before a sweep, sweeps that
 ** free exactly the unused atoms, the automatic sweep threshold.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_report.c - the memory reporter: heap entries add up exactly to what
 ** the allocator handed out, slop is usable minus requested, unknown slop

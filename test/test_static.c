@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_static.c - static atom sets: every entry point returns the set's
 ** atom and never a dynamic twin, ATAB_ATOM() names the same pointers,

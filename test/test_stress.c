@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_stress.c - concurrency stress: at least 8 threads doing every
 ** operation at once (intern UTF-8 and UTF-16, lookup, ref, release, gc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_threads.c - threads interning and releasing overlapping sets while
 ** sweeps run: identity holds throughout and the counts add up at the end.

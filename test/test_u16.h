@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_u16.h - UTF-8 test text to UTF-16, for the tests' UTF-16 calls.
 ** Apart from test_util.h (which includes it) so that stress_hostile.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_utf16.c - UTF-16 input: same atom as its UTF-8 twin, no allocation
 ** on a hit, unpaired surrogates rejected.

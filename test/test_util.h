@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_util.h - helpers shared by the tests: a counting allocator that
 ** sees every allocation and free, and can be told to fail.

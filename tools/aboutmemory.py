@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """aboutmemory.py - loads an about:memory JSON report in a real headless
 Firefox and checks what it draws.
 

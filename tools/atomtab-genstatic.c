@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atomtab-genstatic.c - generates a static atom set: a .c file with the
 ** atoms as const data and a perfect-hash index over them, and a .h file

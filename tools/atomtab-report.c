@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atomtab-report.c - interns a stream of tokens the way a host would (one
 ** reference kept per token) and prints the table's memory report: an

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-callgrind.sh - instructions per op (callgrind, exact and repeatable)
 # for each atombench backend and workload on one token file.
 # usage: tools/bench-callgrind.sh ATOMBENCH FILE [BACKENDS] [OUTDIR]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-lifecycle.sh - throughput and reader latency of atomtab
 # (bench/threads.c, bench/latency.c) and string_cache (bench/sc) on one
 # token file, then the goals as same-run ratios: atomtab against

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench-plots.py - draws the benchmarks' --json output as SVG charts.
 
 usage: tools/bench-plots.py JSONDIR SVGDIR

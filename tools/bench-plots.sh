@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-plots.sh - runs the benchmarks that docs/plots draws, with settings
 # modest enough for a shared 2-core machine (about a minute and a half), and
 # keeps each one's --json output in OUTDIR beside meta.json (machine, date,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-abi-guard.sh - make check-abi's own test: in scratch copies of the
 # sources, one deliberate change each, the library is built as make
 # check-abi builds it and tools/check-abi.sh is run against the committed

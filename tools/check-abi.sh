@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-abi.sh - the shared library's ABI against the baseline recorded for
 # its soname (make check-abi, make abi-baseline; CHANGELOG.md says when the
 # baseline and the soname move).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-aboutmemory.sh - atomtab-report's JSON in a real about:memory.
 # Usage: tools/check-aboutmemory.sh BUILD-DIR [SCREENSHOT.png]
 #

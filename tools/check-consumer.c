@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** check-consumer.c - the program check-install.sh and check-subproject.sh
 ** build against atomtab as a user would (installed, or as a meson

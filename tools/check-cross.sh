@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-cross.sh ARCH [portable] - builds the library and its test suite
 # for another architecture with the plain Makefile and runs every test:
 #   i386   i686-linux-gnu-gcc; the tests run natively (the x86-64 kernel

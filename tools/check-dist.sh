@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-dist.sh - what make dist adds to meson dist's own test of the
 # tarball (unpacked, built, tested and installed by meson): the tarball
 # carries the license, the changelog and the ABI baseline, its checksum

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-embed.sh - the library embeds without taking over its host (make
 # test runs it):
 #  1. libatomtab.so is dlopen'ed and used by Python's ctypes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-install.sh - installs with meson and with make into scratch
 # prefixes, then builds and runs the README example against each through
 # pkg-config (shared, and fully static with --static), and a scratch CMake

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-npm.sh [DIR] - the Node package as an npm user gets it: `npm pack`
 # in bindings/node, the tarball installed offline into an empty scratch
 # project in DIR (node-gyp builds the addon from the sources the tarball

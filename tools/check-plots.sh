@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-plots.sh - tools/bench-plots.py on a fixture of every JSON file it
 # reads (test/plots: made-up round numbers, not measurements): each of the
 # six charts is drawn, is well-formed SVG and names the fixture's commit in

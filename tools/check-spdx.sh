@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-spdx.sh - tools/spdx.sh's own test, in a scratch git repository:
 # --check fails on a source file without the line and on a LICENSE copy
 # that differs; spdx.sh adds each comment in its file's syntax (after a #!

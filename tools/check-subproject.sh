@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-subproject.sh - a scratch meson project consumes atomtab as a
 # subproject through tools/atomtab.wrap (the [provide] section), as a user
 # would: dependency('atomtab') and find_program('atomtab-genstatic') with no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-tools.sh - the tools' failure paths that need a process of their
 # own, and the generator's man page (make test runs it):
 #  - an input that cannot be read to its end is an error (exit 1 for

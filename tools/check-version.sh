@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-version.sh - the header's ATAB_VERSION_MAJOR/MINOR/PATCH must say
 # what the VERSION file says (both builds run it before compiling).
 # usage: tools/check-version.sh VERSION include/atomtab.h

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # codesize.sh - stripped sizes of libatomtab.so and of a minimal program
 # using it (the README's example), linked statically against libatomtab.a
 # and dynamically against libatomtab.so. The C library, xxhash and jemalloc

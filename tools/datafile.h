@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** datafile.h - how the tools find a data file installed with them: beside
 ** the program (build trees), else in ../share/atomtab/ from it (installs).

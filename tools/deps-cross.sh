@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deps-cross.sh - installs what building and testing for another
 # architecture needs, from Debian (multiarch), when missing.
 # Usage: tools/deps-cross.sh ARCH...   (i386, arm64: the cross compiler,

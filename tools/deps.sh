@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deps.sh - installs the Debian packages a build needs, when missing.
 # Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake plots firefox abi)
 # Uses apt-get, through sudo when not root. Prints what it installs.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh - the device bundle's one script (make device-bundle copies it
 # into build/device/ beside static binaries and the corpora): runs, on a
 # bare machine with only a shell, coreutils and awk,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** gen-tokens.c - a large-vocabulary token stream for the benchmarks: the
 ** C identifiers of header files, in file order with their repeats, one per

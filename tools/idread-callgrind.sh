@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Instructions per read for each idread cell, counted by callgrind (exact,
 # unlike ns on a shared machine): loop_<mode>'s inclusive count / reads.
 # Usage: sh tools/idread-callgrind.sh BUILD/bench/idread

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # probes-callgrind.sh - instructions per repeated hit, string by string
 # (bench/probes.c under callgrind; the goal: max/median <= 1.3).
 # usage: tools/probes-callgrind.sh ATOMPROBES FILE [OUTDIR] [-- PROBES_ARGS...]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # readme-example.sh - prints the C example from README.md (the ```c block
 # after the "<!-- example -->" marker), so the tests compile and run it.
 awk '/<!-- example -->/ {armed=1; next}

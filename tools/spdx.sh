@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # spdx.sh - every source file git tracks names its license in an
 # SPDX-License-Identifier line within its first 5 lines, a comment that
 # starts with it.

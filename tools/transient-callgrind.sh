@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # transient-callgrind.sh - instructions per transient atom (callgrind,
 # exact and repeatable): bench/transient.c's three loops collected after its
 # warm-up, then 8 x mix - 7 x hit - snprintf per 8 ops.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Puts the versions a benchmark prints beside its figures into the
 //! binary: the peers' crate versions as Cargo.lock resolved them, and the
 //! compiler's version.

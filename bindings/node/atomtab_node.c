@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** atomtab_node.c - the Node-API addon: intern(), lookup(), stats(), gc(),
 ** report(), version, and NativeElement (the id-read benchmark's Element).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // Element-like objects whose `id` is an atom, for the id-read benchmark
 // (bench/node-idread.js) and the tests: require('atomtab/element').

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Types for atomtab's Node.js package (index.js).
 
 /** The table's counts, exact at the call. */

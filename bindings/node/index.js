@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // atomtab for Node.js: one interned string per distinct value, shared by
 // every worker thread of the process. See index.d.ts for the API.

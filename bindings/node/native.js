@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // The addon: $ATOMTAB_NODE when set, else the one `npm install` built here
 // (node-gyp: build/Release), else the checkout's `make node-addon` build.

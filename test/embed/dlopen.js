@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // dlopen.js - loads libatomtab.so with Node's process.dlopen, as Node
 // loads addons (tools/check-embed.sh). The library is no addon, so Node
 // then says it "did not self-register": that message means dlopen itself

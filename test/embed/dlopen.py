@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dlopen.py - loads libatomtab.so with Python's ctypes (dlopen at run
 time, as a plugin host would) and uses it: tools/check-embed.sh."""
 import ctypes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** host.c - a host program with its own malloc, linked against
 ** libatomtab.a, for tools/check-embed.sh: whose malloc does it call?

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz_table.c - libFuzzer target: decodes its input into a sequence of
 ** table operations and checks the table against a simple reference model

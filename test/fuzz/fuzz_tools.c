@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz_tools.c - libFuzzer target for the tools' input parsers: the list
 ** reader of atomtab-genstatic and the token reader of atomtab-report, both

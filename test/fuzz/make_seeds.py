@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the seed corpus test/fuzz/corpus/ for fuzz_table.c (see the input
 format there): run from the repository root; the files are committed."""
 import os

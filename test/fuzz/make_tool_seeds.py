@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the seed corpus test/fuzz/corpus-tools/ for fuzz_tools.c (see the
 input format there): run from the repository root; the files are committed.
 Byte 0: bit 0 set for a report token file, else a genstatic list; bit 1 for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** replay.h - the replay driver's walk, shared by the fuzz targets built
 ** with -DFUZZ_STANDALONE: each file named, and each file in a directory

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # common.gp - what every chart shares: the SVG terminal, fonts, colours, the
 # title with its subtitle (machine, date, commit) and the footnote (the
 # command). tools/bench-plots.py sets out, tmp, title, subtitle, footnote

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # idread.gp - ns per read of el.id by id length, one line per mode (C:
 # bench/idread.c; Node: bench/node-idread.js). Data: `data`, the length then
 # one column per mode (ncols columns in all), each mode's linetype a word of

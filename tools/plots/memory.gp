@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # memory.gp - bytes per distinct token for each interner, on each allocator
 # measured, stacked by what they pay for (bench/membytes.c: membytes --json,
 # membytes-libc --json). Data: $tmp/memory.dat, one row per bar (interner,

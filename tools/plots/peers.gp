@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # peers.gp - median ns per op of each backend, per workload, one panel per
 # token file (bench/suite.c: atombench --json, and bench/peers.c: atompeers
 # --json). Data: $tmp/<dataset>0.dat and <dataset>1.dat (npanels of them),

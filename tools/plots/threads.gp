@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # threads.gp - throughput and CPU time per op of one shared table as
 # threads are added (bench/threads.c; bench/sc, string_cache, beside it when
 # it ran). Data: $tmp/threads.IMPL.MODE.dat (threads, Mops/s, CPU ns/op) for

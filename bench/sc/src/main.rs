@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! atomtab-sc-bench - bench/threads.c's workloads and bench/latency.c's
 //! reader-latency test run against Servo's string_cache (`DefaultAtom`,
 //! i.e. `Atom<EmptyStaticAtomSet>`), so `make bench-lifecycle` can quote

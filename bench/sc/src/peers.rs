@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The Rust side of bench/peers.c (`make bench-peers`): one peer, one
 //! token file, one fresh process, the same workloads as peers.c's C
 //! backends and the same one-line answer, so the driver interleaves Rust

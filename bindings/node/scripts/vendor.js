@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // Puts what the addon is built from under deps/atomtab/: the library's
 // sources (src/*.c, src/*.h, src/sources.txt), include/atomtab.h, VERSION,

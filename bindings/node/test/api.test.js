@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // The package's API: intern, lookup, stats, gc, report, version; exports
 // enumerable and typed in index.d.ts; ids with lone surrogates rejected.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // The benchmark's Element (atomtab/element): ids round-trip in every mode
 // (non-ASCII included), ids with lone surrogates are errors, strings'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // The memory intern() saves: a million strings built from 1,000 distinct
 // values, kept in an array, plain and then interned. Measured as the

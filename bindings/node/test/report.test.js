@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // report()'s options: a prefix that keeps the table's paths apart from
 // other reporters', and the host's own entries after the table's, as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 'use strict';
 // One table per process, shared by every worker thread (equal strings are
 // one atom in every isolate), one host cache per isolate, the table freed
