@@ -885,6 +885,7 @@ static size_t sweep(atab_table *t)
     rt.atoms = rt.local;
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
+    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);   /* odd: atab_foreach */
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
     /* spares back, queues emptied: every count is what holders hold */
     atab__flush_counts(t, 1, NULL, NULL);
@@ -899,6 +900,7 @@ static size_t sweep(atab_table *t)
     retire_flush(t, &rt);
     if (rt.atoms != rt.local)
         atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);
+    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);
     return freed;
 }
 
@@ -924,6 +926,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
                                               ATAB__RECYCLE_LENS);
     uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0;
+    atab__spares_reclaim(t, q, n);   /* an over-release's victims stay live */
     for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
         h[i] = atom_hash(t, q[i]);
         start[atab__h_shard(h[i]) + 1]++;
@@ -1124,7 +1127,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         atab__lock_drop(&sh->lock);
     }
     out->bytes = atab__bytes(t);
-    out->misuse = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
+    out->misuse = atab__misuse(t);
     return ATAB_OK;
 }
 
@@ -1144,12 +1147,15 @@ size_t atab_count(atab_table *t)
 
 /* atab_foreach: a shard's atoms are collected under its lock, each with a
 ** reference (so none is freed while fn has it) and the count it had, then
-** fn runs with no lock held. */
+** fn runs with no lock held. Dropping those references must leave each
+** atom as a release would: an atom that goes back to 0 is on a queue or
+** counted towards t->unused, or a sweep would never find it. */
 #define FOREACH_LOCAL 128
 
 typedef struct seen_atom {
     const atab_atom *a;
-    uint32_t count;   /* before our reference; UINT32_MAX when saturated */
+    uint32_t count;    /* before our reference; UINT32_MAX when saturated */
+    uint32_t queued;   /* it was at 0 on a thread's queue */
 } seen_atom;
 
 /* Collects a locked shard's dynamic atoms into v (room for `cap`), each
@@ -1162,23 +1168,27 @@ static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
         const atab_atom *a;
         if (!atab__slot_full(arr, j) || atab_is_static(a = atab__slot_atom(*atab__slot_ptr(arr, j))))
             continue;
-        uint32_t c = atab__count(a);
-        atab__count_take(a, 1);
+        uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
+        atab__count_take(a, 1);   /* QUEUED stays: it is still its owner's */
         v[n].a = a;
-        v[n++].count = c >= ATAB__REF_SAT ? UINT32_MAX : c;
+        v[n].queued = w == ATAB__REF_QUEUED;
+        v[n++].count = w >= ATAB__REF_SAT ? UINT32_MAX : w & ATAB__REF_COUNT;
     }
     return n;
 }
 
-/* Drops the reference collect_shard took. An atom that was at 0 goes back
-** to 0 uncounted (it was counted towards t->unused when it got there, so a
-** visit never hastens a sweep); others as any release. */
-static void uncollect(atab_table *t, const seen_atom *s)
+/* Drops the reference collect_shard took. An atom at 0 then goes back to 0
+** counted towards t->unused only where nothing counts it otherwise: it was
+** on a queue and its owner took it off while we held it (a queue sweep or
+** a flush leaves a live atom uncounted), or it was counted before and a
+** full sweep (which starts t->unused again from 0) ran meanwhile, `swept`.
+** Else a visit never hastens a sweep. Others go as any release. */
+static void uncollect(atab_table *t, const seen_atom *s, int swept)
 {
-    if (s->count == 0)
-        atab__count_drop(s->a, 1, 0, 0);
-    else
+    if (s->count != 0)
         atab__unref_direct(t, s->a);
+    else if (atab__count_drop(s->a, 1, 0, 0) == ATAB__DROP_UNUSED && (s->queued || swept))
+        __atomic_add_fetch(&t->unused, 1, __ATOMIC_RELAXED);
 }
 
 static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, void *ud)
@@ -1194,12 +1204,14 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
             return atab_last_error();
         }
     }
+    size_t sweeps = __atomic_load_n(&t->sweeps, __ATOMIC_SEQ_CST);
     n = collect_shard(sh, v, cap);
     atab__lock_drop(&sh->lock);
     for (size_t i = 0; i < n; i++) {
         if (rc == ATAB_OK)
             rc = fn(ud, v[i].a, v[i].count);
-        uncollect(t, &v[i]);
+        size_t now = __atomic_load_n(&t->sweeps, __ATOMIC_SEQ_CST);
+        uncollect(t, &v[i], (sweeps & 1) || now != sweeps);
     }
     if (v != local)
         atab__free(t, v, cap * sizeof *v);
@@ -1310,6 +1322,7 @@ static int table_init(atab_table *t, const atab_options *o)
     t->queue_cap = t->sweep_threshold == SIZE_MAX ? 0
                    : t->sweep_threshold < QUEUE_MAX ? (uint32_t)t->sweep_threshold : QUEUE_MAX;
     t->memory_limit = o->memory_limit;
+    t->checked_refs = (o->flags & ATAB_CHECKED_REFS) != 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         t->arrs[i] = atab__no_arr();
         t->shards[i].arr = &t->arrs[i];

@@ -110,6 +110,12 @@ ATAB__INLINE int queue_room(const atab__rec *r)
     return r && r->t->queue_cap && (r->queue ? r->nq < r->t->queue_cap : !r->pending);
 }
 
+/* Counts one over-release found (stats.misuse). */
+static void misuse_found(atab_table *t)
+{
+    __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+}
+
 /* Applies what atab__count_drop returned for atom a (QUEUE only where
 ** queue_room said yes); the caller's status. */
 ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int what)
@@ -124,7 +130,7 @@ ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int wh
     } else if (what == ATAB__DROP_UNUSED) {
         count_zero(t, r);
     } else if (what == ATAB__DROP_MISUSE) {
-        __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+        misuse_found(t);
         atab__set_error(ATAB_EREFS);
         return ATAB_EREFS;
     }
@@ -173,35 +179,6 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
     return q;
 }
 
-void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
-{
-    __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
-    if (!q && !(q = r->idle_q)) {
-        atab_status saved = atab_last_error();
-        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
-        atab__set_error(saved);
-        if (q)
-            memset(atab__queue_kept(q, t->queue_cap), 0,
-                   ATAB__RECYCLE_LENS * sizeof(atab_atom *));
-    }
-    r->idle_q = NULL;
-    atab__enter_rec(r);
-    if (!atab__cache_ours(r)) {
-        r->idle_q = q;   /* put back later */
-        __atomic_store_n(&r->sweep_due, q != NULL, __ATOMIC_RELAXED);
-    } else {
-        if (q) {
-            __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
-            if (r->pending)
-                r->queue[r->nq++] = r->pending;
-        } else if (r->pending) {
-            unqueue(t, r, r->pending);   /* no queue to be had */
-        }
-        r->pending = NULL;
-    }
-    atab__leave(r);
-}
-
 /* Frees the blocks on lists[0..ATAB__RECYCLE_LENS) (the caller's), their
 ** bytes taken from acct (alloc.c); how many. */
 static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
@@ -215,6 +192,46 @@ static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
         lists[len] = NULL;
     }
     return n;
+}
+
+/* Frees queue block q and the blocks it keeps (the caller's). */
+static void free_block_of_queue(atab_table *t, const atab_atom **q)
+{
+    free_blocks(t, NULL, atab__queue_kept(q, t->queue_cap));
+    atab__free(t, q, ATAB__QUEUE_BYTES(t));
+}
+
+/* A block that finds a flusher holding r is freed at once, with the blocks
+** it keeps, rather than parked where no flush, sweep or report would see
+** it: the next atom r queues asks for a new one. */
+void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
+{
+    __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
+    if (!q) {
+        atab_status saved = atab_last_error();
+        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
+        atab__set_error(saved);
+        if (q)
+            memset(atab__queue_kept(q, t->queue_cap), 0,
+                   ATAB__RECYCLE_LENS * sizeof(atab_atom *));
+    }
+    atab__enter_rec(r);
+    if (!atab__cache_ours(r)) {
+        atab__leave(r);
+        if (q)
+            free_block_of_queue(t, q);
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* a queue later */
+        return;
+    }
+    if (q) {
+        __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
+        if (r->pending)
+            r->queue[r->nq++] = r->pending;
+    } else if (r->pending) {
+        unqueue(t, r, r->pending);   /* no queue to be had */
+    }
+    r->pending = NULL;
+    atab__leave(r);
 }
 
 void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n)
@@ -251,21 +268,6 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
     return free_blocks(t, &r->bytes, lists) != 0;
 }
 
-/* Frees queue block q and the blocks it keeps (the caller's). */
-static void free_block_of_queue(atab_table *t, const atab_atom **q)
-{
-    free_blocks(t, NULL, atab__queue_kept(q, t->queue_cap));
-    atab__free(t, q, ATAB__QUEUE_BYTES(t));
-}
-
-/* Frees the queue r's owner could not put back (r is going away). */
-static void free_idle(atab_table *t, atab__rec *r)
-{
-    if (r->idle_q)
-        free_block_of_queue(t, r->idle_q);
-    r->idle_q = NULL;
-}
-
 /* Empties and frees r's queue, with the blocks it keeps for new atoms (the
 ** caller holds r, and reg_lock unless r is off the table's list). */
 static void free_queue(atab_table *t, atab__rec *r)
@@ -282,17 +284,22 @@ static void free_queue(atab_table *t, atab__rec *r)
 
 /* Gives an entry's spares back to its atom's count and frees the entry. An
 ** atom left unused by them is counted towards t->unused, unless a release
-** through this entry counted it already. */
+** through this entry counted it already. The entry is emptied before the
+** count drops (here and wherever spares leave an entry for the count): a
+** queue sweep that finds an atom at 0 and then spares for it in an entry
+** (atab__spares_reclaim, which reads the count with acquire) has found an
+** over-release, never spares on their way back. */
 static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
 {
-    unsigned n = atab__spares(*e);
+    uintptr_t old = *e;
+    unsigned n = atab__spares(old);
+    atab__ent_set(e, 0);
     if (n) {
-        const atab_atom *a = (const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS);
+        const atab_atom *a = (const atab_atom *)(old & ~(uintptr_t)ATAB__ENT_BITS);
         int what = atab__count_drop(a, n, 0, queue_room(r));
-        if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
+        if (what != ATAB__DROP_UNUSED || !(old & ATAB__ENT_ZERO))
             dropped(t, r, a, what);
     }
-    *e = 0;
 }
 
 /* The entry for a, taken over from the atom that had it (whose spares go
@@ -302,8 +309,32 @@ static uintptr_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a)
     uintptr_t *e = atab__cache_slot(r, a);
     if (*e)
         give_back(t, r, e);
-    *e = (uintptr_t)a;
+    atab__ent_set(e, (uintptr_t)a);
     return e;
+}
+
+void atab__spares_reclaim(atab_table *t, const atab_atom *const *q, uint32_t n)
+{
+    pthread_mutex_lock(&t->reg_lock);
+    for (atab__rec *r = t->recs; r; r = r->next) {
+        for (uint32_t i = 0; i < n; i++) {
+            const atab_atom *a = q[i];
+            uintptr_t *slot = atab__cache_slot(r, a), e = __atomic_load_n(slot, __ATOMIC_RELAXED);
+            if ((e & ~(uintptr_t)ATAB__ENT_BITS) != (uintptr_t)a || !atab__spares(e))
+                continue;   /* the common case: no spares for it */
+            if (__atomic_load_n(atab__count_word(a), __ATOMIC_ACQUIRE) != ATAB__REF_QUEUED)
+                continue;   /* held again: the sweep leaves it */
+            e = __atomic_load_n(slot, __ATOMIC_RELAXED);   /* after the count: give_back */
+            if ((e & ~(uintptr_t)ATAB__ENT_BITS) != (uintptr_t)a || !atab__spares(e))
+                continue;
+            uint32_t zero = ATAB__REF_QUEUED;   /* still at 0: its spares back on it */
+            if (__atomic_compare_exchange_n(atab__count_word(a), &zero,
+                                            ATAB__REF_QUEUED + atab__spares(e), 0,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                misuse_found(t);
+        }
+    }
+    pthread_mutex_unlock(&t->reg_lock);
 }
 
 int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
@@ -316,11 +347,11 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     if (c >= ATAB__REF_SAT)
         return ATAB_OK;   /* saturated: counts no more */
     if (c > own + 1) {   /* others hold it too */
-        if (own == ATAB__SPARE_MAX)   /* the entry is full: to the count */
+        if (own == ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
             e = make_entry(t, r, a);
-        ++*e;   /* the count holds it: kept as a spare */
+        atab__ent_set(e, *e + 1);   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
     if (c < own + 1)   /* the count is this thread's spares: the caller holds none */
@@ -328,21 +359,27 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     /* The last holder this thread can see: no spare may outlive it, so the
     ** spares go with the reference, and the atom is queued, or counted as
     ** unused once per entry. */
+    uintptr_t old = e ? *e : 0;
+    if (e)   /* emptied first (give_back) */
+        atab__ent_set(e, old & ~(uintptr_t)ATAB__SPARE_MAX);
     int what = atab__count_drop(a, own + 1, 0, queue_room(r));
-    if (e) {
-        if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
+    if (what == ATAB__DROP_UNUSED && e) {
+        if (old & ATAB__ENT_ZERO)
             what = ATAB__DROP_LIVE;   /* counted already */
-        *e = (*e & ~(uintptr_t)ATAB__SPARE_MAX) | ATAB__ENT_ZERO;
+        atab__ent_set(e, (old & ~(uintptr_t)ATAB__SPARE_MAX) | ATAB__ENT_ZERO);   /* counted */
     }
     return dropped(t, r, a, what);
 }
 
-/* Moves a record that is going away's byte count into the table's. */
+/* Moves a record that is going away's byte and misuse counts into the
+** table's. */
 static void fold_bytes(atab_table *t, atab__rec *r)
 {
     __atomic_add_fetch(&t->bytes, __atomic_load_n(&r->bytes, __ATOMIC_RELAXED),
                        __ATOMIC_RELAXED);
-    r->bytes = 0;
+    __atomic_add_fetch(&t->misuse, __atomic_load_n(&r->misuse, __ATOMIC_RELAXED),
+                       __ATOMIC_RELAXED);
+    r->bytes = r->misuse = 0;
 }
 
 /* Gives back every entry of a record whose cache the caller owns. */
@@ -401,6 +438,16 @@ size_t atab__bytes(atab_table *t)
     return n;
 }
 
+size_t atab__misuse(atab_table *t)
+{
+    size_t n = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->reg_lock);
+    for (atab__rec *r = t->recs; r; r = r->next)
+        n += __atomic_load_n(&r->misuse, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&t->reg_lock);
+    return n;
+}
+
 /* ---- finding this thread's record ---- */
 
 #define TLS_SLOTS 8
@@ -426,7 +473,6 @@ static void give_back_rec(atab_table *t, atab__rec *r)
 {
     give_back_all(t, r);
     free_queue(t, r);
-    free_idle(t, r);
     fold_bytes(t, r);
     atab__free(t, r->raw, REC_ALLOC);
 }
@@ -643,7 +689,6 @@ void atab__threads_fini(atab_table *t)
         atab__rec *r = t->recs;
         unlink_rec(r);
         free_queue(t, r);   /* the table goes: its atoms too */
-        free_idle(t, r);
         atab__free(t, r->raw, REC_ALLOC);
     }
     pthread_mutex_unlock(&g_lock);

@@ -34,8 +34,9 @@
 ** they are still in their caches, and no thread waits for another's
 ** garbage. A queue is the owner's, or a flusher's while it holds the
 ** record; to sweep it, the owner takes it away (in a section) and puts it
-** back after, and a full sweep's flusher empties and frees whatever queue
-** a record holds.
+** back after (or, finding a flusher holding the record then, frees it
+** with its blocks: nothing is left where no flush or report looks), and a
+** full sweep's flusher empties and frees whatever queue a record holds.
 **
 ** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
 ** blocks kept by length in the queue's own block, for its next new atoms
@@ -55,8 +56,17 @@
 ** left the atom with no holder (counted towards t->unused once per entry,
 ** as a sweep candidate). 0 is a free entry. An entry keeps spares only
 ** while the count says someone else holds the atom too, so a release of a
-** reference nobody holds is seen (the count is at this thread's spares)
-** unless another thread still holds one or keeps one spare. */
+** reference nobody holds is seen at once (the count is at this thread's
+** spares) unless another thread still holds one or keeps spares. A double
+** release that takes another thread's spares leaves the count below that
+** thread's spares, which nothing legitimate does (every count holds every
+** cache's spares for its atom), most often at 0: the thread's next take
+** of a spare checks for a count at 0 (atab__ref, table.h), and a queue
+** sweep checks before it kills an atom (atab__spares_reclaim); either
+** counts the misuse and keeps the atom for that thread. The owner writes
+** its entries with atomic stores (plain moves) because a queue sweep on
+** another thread may read them. ATAB_CHECKED_REFS tables keep no spares
+** (atab__unref_slow never makes an entry). */
 #define ATAB__SPARE_MAX 3u
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
@@ -71,9 +81,9 @@ typedef struct atab__rec {
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */
     const atab_atom *pending; /* the one atom queued while the queue is away */
-    const atab_atom **idle_q; /* a queue the owner could not put back (owner only) */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
+    size_t misuse;            /* over-releases its hits found (as `bytes`) */
     atab_table *t;
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
@@ -149,17 +159,9 @@ static inline int atab__cache_ours(atab__rec *r)
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
 }
 
-/* Takes one reference on a (dynamic) atom, inside a section: a spare from
-** the cache, else from the count. -1 when a sweep has killed the atom (it
-** is absent). */
-static inline int atab__ref(atab__rec *r, const atab_atom *a)
+static inline void atab__ent_set(uintptr_t *e, uintptr_t v)
 {
-    uintptr_t *e;
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
-        --*e;
-        return 0;
-    }
-    return atab__count_take(a, 1);
+    __atomic_store_n(e, v, __ATOMIC_RELAXED);
 }
 
 /* Drops one reference, inside a section: kept as a spare in the cache while
@@ -177,7 +179,7 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) &&
                      atab__spares(*e) < ATAB__SPARE_MAX &&
                      atab__count(a) > atab__spares(*e) + 1)) {
-        ++*e;
+        atab__ent_set(e, *e + 1);
         return ATAB_OK;
     }
     return atab__unref_slow(t, r, a);
@@ -237,6 +239,16 @@ ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
+
+/* Before a queue sweep kills the atoms of q[0..n) at 0 on the caller's
+** queue: an atom for which any record's cache keeps spares was
+** over-released (a release took references that those spares stand for);
+** the spares go back on its count, so the sweep leaves it live, and
+** t->misuse counts it. Takes reg_lock; call it with no shard lock held. */
+ATAB__HIDDEN void atab__spares_reclaim(atab_table *t, const atab_atom *const *q, uint32_t n);
+
+/* The misuse count: the table's and its records' (atab_stats.misuse). */
+ATAB__HIDDEN size_t atab__misuse(atab_table *t);
 
 /* Waits until every record inside a section now has left it. */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
