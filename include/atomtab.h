@@ -327,16 +327,16 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * count shows it when no other thread keeps spare references of the atom.
  * When one does, the count cannot tell its spares from a held reference:
  * the release returns ATAB_OK and takes that thread's spares off the
- * count; then the first of that thread's next take of a spare of the atom
- * (an intern or lookup of it) and a sweep of the queue the atom is on
- * finds the count short, puts the spares back on it and counts the
- * misuse in atab_stats.misuse, so the atom is not freed under that thread.
- * Not caught there: that thread taking its spare just before the double
- * release (at the same moment, on another core), or another thread
- * interning the atom anew before either check runs; tables made with
- * ATAB_CHECKED_REFS keep no spares and refuse every such release. A double
- * release of an atom that another holder still holds cannot be told from
- * that holder's own release, as with any reference count. Debug builds
+ * count. Whichever comes first of that thread's next intern or lookup of
+ * the atom, the sweep of the queue the atom is then on, and atab_gc finds
+ * the count short of those spares and counts the misuse in
+ * atab_stats.misuse; the atom is never freed under that thread. Not
+ * caught: that thread taking its spare at the same moment as the double
+ * release (on another core), or another thread interning the atom anew
+ * before any of them. Tables made with ATAB_CHECKED_REFS keep no spares
+ * and refuse every such release. A double release of an atom that another
+ * holder still holds cannot be told from that holder's own release, as
+ * with any reference count. Debug builds
  * (-DATAB_DEBUG) also refuse pointers that are not atoms of `t`
  * (ATAB_EINVAL; nothing is touched), and count every reference on the
  * atom, as ATAB_CHECKED_REFS does.
