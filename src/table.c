@@ -1372,6 +1372,8 @@ static void table_destroy(atab_table *t)
     atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
+        if (!is_array(*sh->arr))
+            continue;   /* atab__no_slots: nothing in it, nothing to free */
         atab__arr v = atab__arr_of(*sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
             if (!atab__slot_full(v, j))
