@@ -327,14 +327,15 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * count shows it when no other thread keeps spare references of the atom.
  * When one does, the count cannot tell its spares from a held reference:
  * the release returns ATAB_OK and takes that thread's spares off the
- * count. Whichever comes first of that thread's next intern or lookup of
- * the atom, the sweep of the queue the atom is then on, and atab_gc finds
- * the count short of those spares and counts the misuse in
- * atab_stats.misuse; the atom is never freed under that thread. Not
- * caught: that thread taking its spare at the same moment as the double
- * release (on another core), or another thread interning the atom anew
- * before any of them. Tables made with ATAB_CHECKED_REFS keep no spares
- * and refuse every such release. A double release of an atom that another
+ * count. The atom is then kept (a queue sweep never frees an atom that a
+ * thread's cache has kept spares of; a full sweep takes the spares back
+ * first) until that thread's next intern or lookup of it, or a full sweep
+ * (atab_gc, or the sweep threshold), finds the count short of those
+ * spares and counts the misuse in atab_stats.misuse; it is never freed
+ * under that thread. Not caught: that thread taking its spare at the same
+ * moment as the double release (on another core), or another thread
+ * interning the atom anew before either. Tables made with
+ * ATAB_CHECKED_REFS keep no spares and refuse every such release. A double release of an atom that another
  * holder still holds cannot be told from that holder's own release, as
  * with any reference count. Debug builds
  * (-DATAB_DEBUG) also refuse pointers that are not atoms of `t`

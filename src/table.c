@@ -918,15 +918,16 @@ size_t atab_gc(atab_table *t)
 ** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
 ** lock, taken once: an atom still at 0 is killed and unlinked, one revived
 ** is only taken off, and the shard may shrink; after one grace period the
-** dead are freed. */
+** dead are freed. An atom at 0 that a cache has kept spares of (atom.h:
+** SPARED) is taken off and counted towards t->unused instead, for a full
+** sweep, which takes the caches' spares back before it kills. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
     uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
     uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
                                               ATAB__RECYCLE_LENS);
     uint16_t start[ATAB__SHARDS + 1] = {0};
-    size_t dead = 0, n_arrays = 0;
-    atab__spares_reclaim(t, q, n);   /* an over-release's victims stay live */
+    size_t dead = 0, n_arrays = 0, spared = 0;
     for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
         h[i] = atom_hash(t, q[i]);
         start[atab__h_shard(h[i]) + 1]++;
@@ -941,7 +942,8 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
         do {
             uint32_t i = by_shard[k];
             ATAB__PAUSE("queue:kill", q[i]);
-            if (atab__count_unqueue(q[i], 1) == ATAB__REF_DEAD) {
+            uint32_t left = atab__count_unqueue(q[i], 1);
+            if (left == ATAB__REF_DEAD) {
                 atab__arr v = atab__arr_of(*sh->arr);
                 size_t at;
                 if (probe(v, h[i], match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
@@ -951,13 +953,16 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
                     q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
                 }
             } else {
-                q[i] = NULL;   /* live, or on another queue now */
+                spared += left == 0;   /* at 0: SPARED (else revived) */
+                q[i] = NULL;
             }
         } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
         atab__lock_drop(&sh->lock);
     }
+    if (spared)
+        __atomic_add_fetch(&t->unused, spared, __ATOMIC_RELAXED);
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
@@ -1171,7 +1176,7 @@ static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
         uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
         atab__count_take(a, 1);   /* QUEUED stays: it is still its owner's */
         v[n].a = a;
-        v[n].queued = w == ATAB__REF_QUEUED;
+        v[n].queued = (w & ~ATAB__REF_SPARED) == ATAB__REF_QUEUED;
         v[n++].count = w >= ATAB__REF_SAT ? UINT32_MAX : w & ATAB__REF_COUNT;
     }
     return n;

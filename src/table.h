@@ -326,12 +326,12 @@ static inline int atab__ref(atab__rec *r, const atab_atom *a)
     if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
         uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
         if (ATAB__LIKELY(w & ATAB__REF_COUNT)) {
-            atab__ent_set(e, *e - 1);
+            --*e;
             return 0;
         }
         if (w < ATAB__REF_SAT)   /* not saturated (count bits 0): over-released */
             __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
-        atab__ent_set(e, *e & ~(uintptr_t)ATAB__SPARE_MAX);
+        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
     }
     return atab__count_take(a, 1);
 }

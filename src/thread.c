@@ -284,22 +284,17 @@ static void free_queue(atab_table *t, atab__rec *r)
 
 /* Gives an entry's spares back to its atom's count and frees the entry. An
 ** atom left unused by them is counted towards t->unused, unless a release
-** through this entry counted it already. The entry is emptied before the
-** count drops (here and wherever spares leave an entry for the count): a
-** queue sweep that finds an atom at 0 and then spares for it in an entry
-** (atab__spares_reclaim, which reads the count with acquire) has found an
-** over-release, never spares on their way back. */
+** through this entry counted it already. */
 static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
 {
-    uintptr_t old = *e;
-    unsigned n = atab__spares(old);
-    atab__ent_set(e, 0);
+    unsigned n = atab__spares(*e);
     if (n) {
-        const atab_atom *a = (const atab_atom *)(old & ~(uintptr_t)ATAB__ENT_BITS);
+        const atab_atom *a = (const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS);
         int what = atab__count_drop(a, n, 0, queue_room(r));
-        if (what != ATAB__DROP_UNUSED || !(old & ATAB__ENT_ZERO))
+        if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
             dropped(t, r, a, what);
     }
+    *e = 0;
 }
 
 /* The entry for a, taken over from the atom that had it (whose spares go
@@ -309,32 +304,8 @@ static uintptr_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a)
     uintptr_t *e = atab__cache_slot(r, a);
     if (*e)
         give_back(t, r, e);
-    atab__ent_set(e, (uintptr_t)a);
+    *e = (uintptr_t)a;
     return e;
-}
-
-void atab__spares_reclaim(atab_table *t, const atab_atom *const *q, uint32_t n)
-{
-    pthread_mutex_lock(&t->reg_lock);
-    for (atab__rec *r = t->recs; r; r = r->next) {
-        for (uint32_t i = 0; i < n; i++) {
-            const atab_atom *a = q[i];
-            uintptr_t *slot = atab__cache_slot(r, a), e = __atomic_load_n(slot, __ATOMIC_RELAXED);
-            if ((e & ~(uintptr_t)ATAB__ENT_BITS) != (uintptr_t)a || !atab__spares(e))
-                continue;   /* the common case: no spares for it */
-            if (__atomic_load_n(atab__count_word(a), __ATOMIC_ACQUIRE) != ATAB__REF_QUEUED)
-                continue;   /* held again: the sweep leaves it */
-            e = __atomic_load_n(slot, __ATOMIC_RELAXED);   /* after the count: give_back */
-            if ((e & ~(uintptr_t)ATAB__ENT_BITS) != (uintptr_t)a || !atab__spares(e))
-                continue;
-            uint32_t zero = ATAB__REF_QUEUED;   /* still at 0: its spares back on it */
-            if (__atomic_compare_exchange_n(atab__count_word(a), &zero,
-                                            ATAB__REF_QUEUED + atab__spares(e), 0,
-                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                misuse_found(t);
-        }
-    }
-    pthread_mutex_unlock(&t->reg_lock);
 }
 
 int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
@@ -351,7 +322,8 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
             return dropped(t, r, a, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
             e = make_entry(t, r, a);
-        atab__ent_set(e, *e + 1);   /* the count holds it: kept as a spare */
+        atab__count_mark_spared(a);   /* a queue sweep leaves it to a full one */
+        ++*e;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
     if (c < own + 1)   /* the count is this thread's spares: the caller holds none */
@@ -359,26 +331,35 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     /* The last holder this thread can see: no spare may outlive it, so the
     ** spares go with the reference, and the atom is queued, or counted as
     ** unused once per entry. */
-    uintptr_t old = e ? *e : 0;
-    if (e)   /* emptied first (give_back) */
-        atab__ent_set(e, old & ~(uintptr_t)ATAB__SPARE_MAX);
     int what = atab__count_drop(a, own + 1, 0, queue_room(r));
-    if (what == ATAB__DROP_UNUSED && e) {
-        if (old & ATAB__ENT_ZERO)
+    if (e) {
+        if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
             what = ATAB__DROP_LIVE;   /* counted already */
-        atab__ent_set(e, (old & ~(uintptr_t)ATAB__SPARE_MAX) | ATAB__ENT_ZERO);   /* counted */
+        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
+        if (what == ATAB__DROP_UNUSED)
+            *e |= ATAB__ENT_ZERO;   /* counted now (a queued atom is not) */
     }
     return dropped(t, r, a, what);
 }
 
-/* Moves a record that is going away's byte and misuse counts into the
-** table's. */
-static void fold_bytes(atab_table *t, atab__rec *r)
+/* Adds the zeros r gathered to t->unused (the caller holds r). */
+static void fold_zeros(atab_table *t, atab__rec *r)
+{
+    if (r->zeros) {
+        __atomic_add_fetch(&t->unused, (size_t)r->zeros, __ATOMIC_RELAXED);
+        r->zeros = 0;
+    }
+}
+
+/* Moves a record that is going away's counts into the table's: bytes,
+** misuse, and the zeros it gathered (its queue's atoms, emptied last). */
+static void fold_counts(atab_table *t, atab__rec *r)
 {
     __atomic_add_fetch(&t->bytes, __atomic_load_n(&r->bytes, __ATOMIC_RELAXED),
                        __ATOMIC_RELAXED);
     __atomic_add_fetch(&t->misuse, __atomic_load_n(&r->misuse, __ATOMIC_RELAXED),
                        __ATOMIC_RELAXED);
+    fold_zeros(t, r);
     r->bytes = r->misuse = 0;
 }
 
@@ -388,10 +369,7 @@ static void give_back_all(atab_table *t, atab__rec *r)
     for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
         if (r->e[i])
             give_back(t, r, &r->e[i]);
-    if (r->zeros) {
-        __atomic_add_fetch(&t->unused, (size_t)r->zeros, __ATOMIC_RELAXED);
-        r->zeros = 0;
-    }
+    fold_zeros(t, r);
 }
 
 /* Calls fn for each block r's queue keeps for new atoms (the caller holds
@@ -421,8 +399,10 @@ void atab__flush_counts(atab_table *t, int unqueue,
         give_back_all(t, r);
         if (recycled)
             visit_blocks(r, recycled, ud);
-        if (unqueue)
+        if (unqueue) {
             free_queue(t, r);   /* reg_lock held: the reporter sees it or not */
+            fold_zeros(t, r);   /* its atoms left at 0 */
+        }
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&t->reg_lock);
@@ -473,7 +453,7 @@ static void give_back_rec(atab_table *t, atab__rec *r)
 {
     give_back_all(t, r);
     free_queue(t, r);
-    fold_bytes(t, r);
+    fold_counts(t, r);
     atab__free(t, r->raw, REC_ALLOC);
 }
 

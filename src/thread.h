@@ -58,15 +58,15 @@
 ** while the count says someone else holds the atom too, so a release of a
 ** reference nobody holds is seen at once (the count is at this thread's
 ** spares) unless another thread still holds one or keeps spares. A double
-** release that takes another thread's spares leaves the count below that
-** thread's spares, which nothing legitimate does (every count holds every
-** cache's spares for its atom), most often at 0: the thread's next take
-** of a spare checks for a count at 0 (atab__ref, table.h), and a queue
-** sweep checks before it kills an atom (atab__spares_reclaim); either
-** counts the misuse and keeps the atom for that thread. The owner writes
-** its entries with atomic stores (plain moves) because a queue sweep on
-** another thread may read them. ATAB_CHECKED_REFS tables keep no spares
-** (atab__unref_slow never makes an entry). */
+** release that takes another thread's spares leaves the count below them,
+** which nothing legitimate does (every count holds every cache's spares
+** for its atom), and at 0 (it drops all it can see): that thread's next
+** take of a spare checks for a count at 0 (atab__ref, table.h), and a
+** queue sweep never kills an atom a cache has kept spares of (atom.h:
+** SPARED), which waits for a full sweep, whose flush gives every entry's
+** spares back first (refused there, and counted, when the count is
+** short). ATAB_CHECKED_REFS tables keep no spares (atab__unref_slow never
+** makes an entry). */
 #define ATAB__SPARE_MAX 3u
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
@@ -159,11 +159,6 @@ static inline int atab__cache_ours(atab__rec *r)
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
 }
 
-static inline void atab__ent_set(uintptr_t *e, uintptr_t v)
-{
-    __atomic_store_n(e, v, __ATOMIC_RELAXED);
-}
-
 /* Drops one reference, inside a section: kept as a spare in the cache while
 ** others hold the atom too, else dropped from the count (with this
 ** thread's spares, when it was the last holder it can see). ATAB_OK, or
@@ -179,7 +174,7 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
     if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) &&
                      atab__spares(*e) < ATAB__SPARE_MAX &&
                      atab__count(a) > atab__spares(*e) + 1)) {
-        atab__ent_set(e, *e + 1);
+        ++*e;
         return ATAB_OK;
     }
     return atab__unref_slow(t, r, a);
@@ -239,13 +234,6 @@ ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
-
-/* Before a queue sweep kills the atoms of q[0..n) at 0 on the caller's
-** queue: an atom for which any record's cache keeps spares was
-** over-released (a release took references that those spares stand for);
-** the spares go back on its count, so the sweep leaves it live, and
-** t->misuse counts it. Takes reg_lock; call it with no shard lock held. */
-ATAB__HIDDEN void atab__spares_reclaim(atab_table *t, const atab_atom *const *q, uint32_t n);
 
 /* The misuse count: the table's and its records' (atab_stats.misuse). */
 ATAB__HIDDEN size_t atab__misuse(atab_table *t);

@@ -816,7 +816,7 @@ static void tally_add(tally *c, const ref *r)
 
 static void count_plain_zero(void *ud, const atab_atom *a)
 {
-    if (!atab_is_static(a) && __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) == 0)
+    if (!atab_is_static(a) && (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ~ATAB__REF_SPARED) == 0)
         ++*(size_t *)ud;
 }
 
