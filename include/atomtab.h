@@ -335,9 +335,9 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * under that thread. Not caught: that thread taking its spare at the same
  * moment as the double release (on another core), or another thread
  * interning the atom anew before either. Tables made with
- * ATAB_CHECKED_REFS keep no spares and refuse every such release. A double release of an atom that another
- * holder still holds cannot be told from that holder's own release, as
- * with any reference count. Debug builds
+ * ATAB_CHECKED_REFS keep no spares and refuse every such release. A double
+ * release of an atom that another holder still holds cannot be told from
+ * that holder's own release, as with any reference count. Debug builds
  * (-DATAB_DEBUG) also refuse pointers that are not atoms of `t`
  * (ATAB_EINVAL; nothing is touched), and count every reference on the
  * atom, as ATAB_CHECKED_REFS does.

@@ -14,8 +14,10 @@
 ** (thread.h); when its queue is full it sweeps it after its section: each
 ** atom still at 0 is killed (a CAS that a revival racing it may win
 ** instead) and unlinked under its shard's lock, and freed after one grace
-** period. A full sweep (atab_gc, or unqueued zeros past the threshold)
-** empties the queues, then visits every shard under its lock. Readers are
+** period (one a thread's cache once kept spares of is left for a full
+** sweep: atom.h). A full sweep (atab_gc, or unqueued zeros past the
+** threshold) gives the caches' spares back, empties the queues, then
+** visits every shard under its lock. Readers are
 ** never stopped: a lock-free probe that meets a killed atom treats it as
 ** absent and goes to the lock, where the atom is already gone.
 */

@@ -28,8 +28,10 @@
 ** Queues. A thread that brings an atom's count to 0 puts it on its queue
 ** (atom.h: QUEUED). When the queue is full, the thread sweeps it after the
 ** section (table.c): under each atom's shard lock, an atom still at 0 is
-** killed and unlinked, one that was revived is only taken off; one grace
-** period later the dead are freed (their blocks kept: below). Unused atoms
+** killed and unlinked (unless a cache ever kept spares of it: atom.h,
+** SPARED; it is taken off, counted for a full sweep), one that was
+** revived is only taken off; one grace period later the dead are freed
+** (their blocks kept: below). Unused atoms
 ** are freed by the threads that left them unused, a batch at a time, while
 ** they are still in their caches, and no thread waits for another's
 ** garbage. A queue is the owner's, or a flusher's while it holds the
