@@ -26,6 +26,10 @@ echo "== atab_table_new (callgrind instructions per call, mean of 10 after a war
 for mode in none default 10k default+10k; do
     printf '  %-12s %s\n' "$mode" "$(per "$O/bench/static_new" "$mode" 10)"
 done
+echo "== atab_table_new + atab_table_free of the empty table (the same, per pair)"
+for mode in none default; do
+    printf '  %-12s %s\n' "$mode" "$(per "$O/bench/static_new" "$mode" 10 free)"
+done
 
 echo "== the default set"
 size -A "$O/obj/atomtab_atoms.o" | awk '$1 == ".rodata" || $1 ~ /^\.data\.rel\.ro/ {

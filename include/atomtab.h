@@ -177,6 +177,13 @@ typedef struct atab_static_set atab_static_set;
 /** Flags for atab_options.flags. */
 #define ATAB_FIXED_SEED 1u          /* use options.seed (tests, benchmarks) */
 #define ATAB_NO_DEFAULT_STATICS 2u  /* do not register the built-in set */
+/** Checked references: threads' caches keep no spare references, so every
+ *  reference is on its atom's count and a release of a reference nobody
+ *  holds is always refused with ATAB_EREFS (atab_release). Hits and
+ *  releases then write the atom's count (one atomic operation each), which
+ *  costs where many threads use the same atoms. For finding a host's
+ *  double releases. */
+#define ATAB_CHECKED_REFS 4u
 
 /**
  * Options for atab_table_new. Zero-initialise, then set what you need;
@@ -192,7 +199,8 @@ typedef struct atab_options {
     size_t memory_limit;     /**< bytes of atoms + table; 0: no limit */
     uint64_t seed;           /**< hash seed, with ATAB_FIXED_SEED only;
                                   else random per table (getrandom) */
-    unsigned flags;          /**< ATAB_FIXED_SEED, ATAB_NO_DEFAULT_STATICS */
+    unsigned flags;          /**< ATAB_FIXED_SEED, ATAB_NO_DEFAULT_STATICS,
+                                  ATAB_CHECKED_REFS */
     const atab_allocator *allocator;         /**< NULL: default */
     const atab_static_set *const *static_sets; /**< host sets, may be NULL */
     size_t n_static_sets;
@@ -317,12 +325,25 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * hit of the same atom (spares count in the atom's count until a sweep, a
  * report, or the thread's exit gives them back).
  * No-op for static atoms. @return ATAB_OK, ATAB_EINVAL (NULL), or ATAB_EREFS
- * for a release of a reference nobody holds (the count would go below what
- * is held: a double release); nothing changes then, and atab_stats.misuse
- * counts it. A double release of an atom that another holder still holds
- * cannot be told from that holder's own release, as with any reference
- * count. Debug builds (-DATAB_DEBUG) also refuse pointers that are not
- * atoms of `t` (ATAB_EINVAL; nothing is touched).
+ * for a release of a reference nobody holds (a double release) that the
+ * count shows: nothing changes then, and atab_stats.misuse counts it. The
+ * count shows it when no other thread keeps spare references of the atom.
+ * When one does, the count cannot tell its spares from a held reference:
+ * the release returns ATAB_OK and takes that thread's spares off the
+ * count. The atom is then kept (a queue sweep never frees an atom that a
+ * thread's cache has kept spares of; a full sweep takes the spares back
+ * first) until that thread's next intern or lookup of it, or a full sweep
+ * (atab_gc, or the sweep threshold), finds the count short of those
+ * spares and counts the misuse in atab_stats.misuse; it is never freed
+ * under that thread. Not caught: that thread taking its spare at the same
+ * moment as the double release (on another core), or another thread
+ * interning the atom anew before either. Tables made with
+ * ATAB_CHECKED_REFS keep no spares and refuse every such release. A double
+ * release of an atom that another holder still holds cannot be told from
+ * that holder's own release, as with any reference count. Debug builds
+ * (-DATAB_DEBUG) also refuse pointers that are not atoms of `t`
+ * (ATAB_EINVAL; nothing is touched), and count every reference on the
+ * atom, as ATAB_CHECKED_REFS does.
  * Thread-safe.
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);
@@ -359,7 +380,9 @@ typedef struct atab_stats {
     size_t capacity;     /**< slots over all shards */
     size_t bytes;        /**< requested bytes: atoms + slot arrays + table */
     size_t misuse;       /**< releases refused with ATAB_EREFS (a reference
-                              nobody held); nothing was changed by them */
+                              nobody held; nothing was changed by them),
+                              and over-releases found later, whose atoms
+                              were kept (atab_release) */
 } atab_stats;
 
 /** Fills *out. @return ATAB_OK or ATAB_EINVAL for NULL arguments.

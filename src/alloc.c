@@ -81,20 +81,27 @@ const atab_allocator *atab_default_allocator(void)
 }
 
 /* Charges d (added, modulo 2^64) to a block's counter: with a memory limit
-** the table's, shared, where the limit is checked (the new total; 0 when
-** the charge would pass the limit, which then is not made); without one,
+** the table's, shared, where the limit is checked: a charge that would pass
+** it is refused (-1) before anything is added, so no other thread ever sees
+** a refused request's bytes (a CAS loop: the compare and the add are one
+** step; a release, d past SIZE_MAX / 2, is never refused); without one,
 ** `acct` when given, the creating or freeing thread's record, which only
 ** that thread writes (plain stores: threads churning atoms share no
 ** written line; thread.c folds a record's count into the table's when the
 ** record goes, and sums them for a report). */
 static int charge(atab_table *t, size_t *acct, size_t d)
 {
-    if (t->memory_limit) {
-        size_t now = __atomic_add_fetch(&t->bytes, d, __ATOMIC_RELAXED);
-        if (d < SIZE_MAX / 2 && now > t->memory_limit) {   /* an allocation past it */
-            __atomic_sub_fetch(&t->bytes, d, __ATOMIC_RELAXED);
-            return -1;
-        }
+    if (t->memory_limit && d < SIZE_MAX / 2) {   /* an allocation: checked first */
+        size_t now = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
+        do {
+            if (now + d < now || now + d > t->memory_limit) {
+                ATAB__PAUSE("charge:refused", t);
+                return -1;   /* nothing was added */
+            }
+        } while (!__atomic_compare_exchange_n(&t->bytes, &now, now + d, 1, __ATOMIC_RELAXED,
+                                              __ATOMIC_RELAXED));
+    } else if (t->memory_limit) {
+        __atomic_add_fetch(&t->bytes, d, __ATOMIC_RELAXED);
     } else if (acct) {
         __atomic_store_n(acct, __atomic_load_n(acct, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
     } else {

@@ -4,9 +4,15 @@
 **
 ** An atom's count word C (atab__refcnt) is shared by every thread:
 **
-**   bits 0-28        the count: references, counting the spare references
+**   bits 0-27        the count: references, counting the spare references
 **                    that threads' caches hold (thread.h), so a count of 0
 **                    means unused
+**   bit 28, SPARED   a thread's cache has kept a spare reference of it
+**                    (set once, by the release that kept it; never
+**                    cleared): a queue sweep leaves such an atom at 0 to a
+**                    full sweep, whose flush takes every spare back first,
+**                    so no cache is left with spares of a freed atom even
+**                    when an over-release took them off the count
 **   bit 29, QUEUED   the atom is on one thread's queue of atoms it left
 **                    unused (thread.h); only that thread takes it off
 **   REF_SAT and up   saturated: never changes again, never freed
@@ -30,7 +36,8 @@
 #include "hooks.h"
 
 #define ATAB__REF_QUEUED (UINT32_C(1) << 29)
-#define ATAB__REF_COUNT (ATAB__REF_QUEUED - 1)   /* the count's bits */
+#define ATAB__REF_SPARED (UINT32_C(1) << 28)
+#define ATAB__REF_COUNT (ATAB__REF_SPARED - 1)   /* the count's bits */
 #define ATAB__REF_SAT (UINT32_C(1) << 30)
 #define ATAB__REF_PINNED (ATAB__REF_SAT + (ATAB__REF_SAT >> 1))
 #define ATAB__REF_DEAD UINT32_MAX
@@ -102,36 +109,48 @@ static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floo
         if ((c & ATAB__REF_COUNT) < (uint64_t)n + floor)
             return ATAB__DROP_MISUSE;
         nc = c - n;
-        if (nc == 0 && queue)
-            nc = ATAB__REF_QUEUED;
+        if (!(nc & ATAB__REF_COUNT) && queue)
+            nc |= ATAB__REF_QUEUED;
     } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-    return nc == ATAB__REF_QUEUED && !(c & ATAB__REF_QUEUED) ? ATAB__DROP_QUEUE
-           : nc == 0                                          ? ATAB__DROP_UNUSED
-                                                              : ATAB__DROP_LIVE;
+    return (nc & ATAB__REF_COUNT) || (c & ATAB__REF_QUEUED) ? ATAB__DROP_LIVE
+           : nc & ATAB__REF_QUEUED                          ? ATAB__DROP_QUEUE
+                                                            : ATAB__DROP_UNUSED;
 }
 
-/* A full sweep's kill: an unqueued 0 -> REF_DEAD. Non-zero when it won. */
+/* Marks a: a cache keeps spares of it (the caller holds a reference). */
+static inline void atab__count_mark_spared(const atab_atom *a)
+{
+    uint32_t *w = atab__count_word(a);
+    if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & ATAB__REF_SPARED))
+        __atomic_fetch_or(w, ATAB__REF_SPARED, __ATOMIC_RELAXED);
+}
+
+/* A full sweep's kill, after its flush: an unqueued 0 -> REF_DEAD.
+** Non-zero when it won. */
 static inline int atab__count_kill(const atab_atom *a)
 {
-    uint32_t zero = 0;
-    return __atomic_compare_exchange_n(atab__count_word(a), &zero, ATAB__REF_DEAD, 0,
-                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
+    return (c & ~ATAB__REF_SPARED) == 0 &&
+           __atomic_compare_exchange_n(w, &c, ATAB__REF_DEAD, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
 }
 
-/* Takes a queued atom off its owner's queue: kills it when its count is
-** 0 and `kill` (QUEUED -> REF_DEAD), else clears QUEUED, so that the next
-** release to 0 queues it again. Returns the word it left: REF_DEAD when it
-** killed the atom, else the count (touch the atom no more when it is 0: a
-** full sweep may free it, after this store by the release order). */
+/* Takes a queued atom off its owner's queue: with `kill`, kills it when
+** its count is 0 and no cache ever kept spares of it (SPARED: left to a
+** full sweep), else clears QUEUED, so that the next release to 0 queues
+** it again. Returns REF_DEAD when it killed the atom, else the count (or
+** the saturated word): at 0, the atom is unused on no queue, and a full
+** sweep may free it once this store is seen (release order): touch it no
+** more. */
 static inline uint32_t atab__count_unqueue(const atab_atom *a, int kill)
 {
     uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED), nc;
     do {
         if (c >= ATAB__REF_SAT)
             return c;   /* saturated while queued: it stays */
-        nc = c == ATAB__REF_QUEUED && kill ? ATAB__REF_DEAD : c & ATAB__REF_COUNT;
+        nc = c == ATAB__REF_QUEUED && kill ? ATAB__REF_DEAD : c & ~ATAB__REF_QUEUED;
     } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-    return nc;
+    return nc == ATAB__REF_DEAD ? nc : nc & ATAB__REF_COUNT;
 }
 
 #endif /* ATAB_ATOM_H */

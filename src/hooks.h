@@ -20,6 +20,9 @@
 **   grow vs read                   "probe:array" (t), after a reader
 **       loaded a shard's array, before probing it; "grow:free" (t),
 **       before the grace period that precedes freeing a replaced array
+**   refused charge vs allocations  "charge:refused" (t), after a
+**       request was found to pass the memory limit, before the refusal
+**       returns
 **   kick vs read                   "probe:group_a" (group A's control
 **       bytes), after a probe read the control bytes of a key's group A,
 **       before it reads its slots

@@ -15,8 +15,10 @@
 ** (thread.h); when its queue is full it sweeps it after its section: each
 ** atom still at 0 is killed (a CAS that a revival racing it may win
 ** instead) and unlinked under its shard's lock, and freed after one grace
-** period. A full sweep (atab_gc, or unqueued zeros past the threshold)
-** empties the queues, then visits every shard under its lock. Readers are
+** period (one a thread's cache once kept spares of is left for a full
+** sweep: atom.h). A full sweep (atab_gc, or unqueued zeros past the
+** threshold) gives the caches' spares back, empties the queues, then
+** visits every shard under its lock. Readers are
 ** never stopped: a lock-free probe that meets a killed atom treats it as
 ** absent and goes to the lock, where the atom is already gone.
 */
@@ -886,6 +888,7 @@ static size_t sweep(atab_table *t)
     rt.atoms = rt.local;
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
+    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);   /* odd: atab_foreach */
     __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
     /* spares back, queues emptied: every count is what holders hold */
     atab__flush_counts(t, 1, NULL, NULL);
@@ -900,6 +903,7 @@ static size_t sweep(atab_table *t)
     retire_flush(t, &rt);
     if (rt.atoms != rt.local)
         atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);
+    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);
     return freed;
 }
 
@@ -917,14 +921,16 @@ size_t atab_gc(atab_table *t)
 ** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
 ** lock, taken once: an atom still at 0 is killed and unlinked, one revived
 ** is only taken off, and the shard may shrink; after one grace period the
-** dead are freed. */
+** dead are freed. An atom at 0 that a cache has kept spares of (atom.h:
+** SPARED) is taken off and counted towards t->unused instead, for a full
+** sweep, which takes the caches' spares back before it kills. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
     uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
     uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
                                               ATAB__RECYCLE_LENS);
     uint16_t start[ATAB__SHARDS + 1] = {0};
-    size_t dead = 0, n_arrays = 0;
+    size_t dead = 0, n_arrays = 0, spared = 0;
     for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
         h[i] = atom_hash(t, q[i]);
         start[atab__h_shard(h[i]) + 1]++;
@@ -939,7 +945,8 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
         do {
             uint32_t i = by_shard[k];
             ATAB__PAUSE("queue:kill", q[i]);
-            if (atab__count_unqueue(q[i], 1) == ATAB__REF_DEAD) {
+            uint32_t left = atab__count_unqueue(q[i], 1);
+            if (left == ATAB__REF_DEAD) {
                 atab__arr v = atab__arr_of(*sh->arr);
                 size_t at;
                 if (probe(v, h[i], match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
@@ -949,13 +956,16 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
                     q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
                 }
             } else {
-                q[i] = NULL;   /* live, or on another queue now */
+                spared += left == 0;   /* at 0: SPARED (else revived) */
+                q[i] = NULL;
             }
         } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
         atab__lock_drop(&sh->lock);
     }
+    if (spared)
+        __atomic_add_fetch(&t->unused, spared, __ATOMIC_RELAXED);
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
@@ -1125,7 +1135,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         atab__lock_drop(&sh->lock);
     }
     out->bytes = atab__bytes(t);
-    out->misuse = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
+    out->misuse = atab__misuse(t);
     return ATAB_OK;
 }
 
@@ -1145,12 +1155,15 @@ size_t atab_count(atab_table *t)
 
 /* atab_foreach: a shard's atoms are collected under its lock, each with a
 ** reference (so none is freed while fn has it) and the count it had, then
-** fn runs with no lock held. */
+** fn runs with no lock held. Dropping those references must leave each
+** atom as a release would: an atom that goes back to 0 is on a queue or
+** counted towards t->unused, or a sweep would never find it. */
 #define FOREACH_LOCAL 128
 
 typedef struct seen_atom {
     const atab_atom *a;
-    uint32_t count;   /* before our reference; UINT32_MAX when saturated */
+    uint32_t count;    /* before our reference; UINT32_MAX when saturated */
+    uint32_t queued;   /* it was at 0 on a thread's queue */
 } seen_atom;
 
 /* Collects a locked shard's dynamic atoms into v (room for `cap`), each
@@ -1163,23 +1176,27 @@ static size_t collect_shard(atab__shard *sh, seen_atom *v, size_t cap)
         const atab_atom *a;
         if (!atab__slot_full(arr, j) || atab_is_static(a = atab__slot_atom(*atab__slot_ptr(arr, j))))
             continue;
-        uint32_t c = atab__count(a);
-        atab__count_take(a, 1);
+        uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
+        atab__count_take(a, 1);   /* QUEUED stays: it is still its owner's */
         v[n].a = a;
-        v[n++].count = c >= ATAB__REF_SAT ? UINT32_MAX : c;
+        v[n].queued = (w & ~ATAB__REF_SPARED) == ATAB__REF_QUEUED;
+        v[n++].count = w >= ATAB__REF_SAT ? UINT32_MAX : w & ATAB__REF_COUNT;
     }
     return n;
 }
 
-/* Drops the reference collect_shard took. An atom that was at 0 goes back
-** to 0 uncounted (it was counted towards t->unused when it got there, so a
-** visit never hastens a sweep); others as any release. */
-static void uncollect(atab_table *t, const seen_atom *s)
+/* Drops the reference collect_shard took. An atom at 0 then goes back to 0
+** counted towards t->unused only where nothing counts it otherwise: it was
+** on a queue and its owner took it off while we held it (a queue sweep or
+** a flush leaves a live atom uncounted), or it was counted before and a
+** full sweep (which starts t->unused again from 0) ran meanwhile, `swept`.
+** Else a visit never hastens a sweep. Others go as any release. */
+static void uncollect(atab_table *t, const seen_atom *s, int swept)
 {
-    if (s->count == 0)
-        atab__count_drop(s->a, 1, 0, 0);
-    else
+    if (s->count != 0)
         atab__unref_direct(t, s->a);
+    else if (atab__count_drop(s->a, 1, 0, 0) == ATAB__DROP_UNUSED && (s->queued || swept))
+        __atomic_add_fetch(&t->unused, 1, __ATOMIC_RELAXED);
 }
 
 static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, void *ud)
@@ -1195,12 +1212,14 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
             return atab_last_error();
         }
     }
+    size_t sweeps = __atomic_load_n(&t->sweeps, __ATOMIC_SEQ_CST);
     n = collect_shard(sh, v, cap);
     atab__lock_drop(&sh->lock);
     for (size_t i = 0; i < n; i++) {
         if (rc == ATAB_OK)
             rc = fn(ud, v[i].a, v[i].count);
-        uncollect(t, &v[i]);
+        size_t now = __atomic_load_n(&t->sweeps, __ATOMIC_SEQ_CST);
+        uncollect(t, &v[i], (sweeps & 1) || now != sweeps);
     }
     if (v != local)
         atab__free(t, v, cap * sizeof *v);
@@ -1311,6 +1330,7 @@ static int table_init(atab_table *t, const atab_options *o)
     t->queue_cap = t->sweep_threshold == SIZE_MAX ? 0
                    : t->sweep_threshold < QUEUE_MAX ? (uint32_t)t->sweep_threshold : QUEUE_MAX;
     t->memory_limit = o->memory_limit;
+    t->checked_refs = (o->flags & ATAB_CHECKED_REFS) != 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         t->arrs[i] = atab__no_arr();
         t->shards[i].arr = &t->arrs[i];
@@ -1360,6 +1380,8 @@ static void table_destroy(atab_table *t)
     atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
+        if (!is_array(*sh->arr))
+            continue;   /* atab__no_slots: nothing in it, nothing to free */
         atab__arr v = atab__arr_of(*sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
             if (!atab__slot_full(v, j))

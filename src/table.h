@@ -277,6 +277,7 @@ struct atab_table {
     atab_allocator alloc;
     size_t sweep_threshold;
     size_t memory_limit;        /* 0: none */
+    uint32_t checked_refs;      /* ATAB_CHECKED_REFS: caches keep no spares */
     uint32_t zero_batch;        /* zeros a record gathers before adding them */
     uint32_t queue_cap;         /* atoms on a thread's queue before it sweeps them;
                                    0: no queues */
@@ -290,7 +291,10 @@ struct atab_table {
     size_t bytes __attribute__((aligned(64)));   /* requested bytes in use but the
                                                     shards' (atomic) */
     size_t unused;              /* estimate of atoms at count 0 (atomic) */
-    size_t misuse;              /* atoms found over-released, kept (atomic) */
+    size_t misuse;              /* atoms found over-released, kept (atomic); and
+                                   the records' (thread.h) */
+    size_t sweeps;              /* full sweeps begun and ended: odd while one
+                                   runs (sweep_lock; atomic for atab_foreach) */
     size_t hstate;              /* handles << 1 | closing (atomic; table.c) */
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
@@ -306,6 +310,31 @@ struct atab_table {
 static inline size_t *atab__acct(const atab_table *t)
 {
     return atab__tls_last.id == t->id ? &atab__tls_last.rec->bytes : NULL;
+}
+
+/* Takes one reference on a (dynamic) atom, inside a section (thread.h): a
+** spare from the cache, else from the count. -1 when a sweep has killed the atom (it
+** is absent). A spare is taken only while the count is not 0 (one test of
+** the atom's header, which the key compare has just read): a release that
+** took another thread's spares away leaves the count at 0 (it drops all
+** it can see), and the take finds it there. The spares are gone from the
+** count, so they go from the entry too, the misuse is counted (in the
+** record: the table's line would cost the hit path registers), and the
+** reference comes from the count. All inline, for the same reason. */
+static inline int atab__ref(atab__rec *r, const atab_atom *a)
+{
+    uintptr_t *e;
+    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
+        uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
+        if (ATAB__LIKELY(w & ATAB__REF_COUNT)) {
+            --*e;
+            return 0;
+        }
+        if (w < ATAB__REF_SAT)   /* not saturated (count bits 0): over-released */
+            __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
+        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
+    }
+    return atab__count_take(a, 1);
 }
 
 /* Could one of t's static sets hold these bytes? Only the sets' miss

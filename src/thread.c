@@ -112,6 +112,12 @@ ATAB__INLINE int queue_room(const atab__rec *r)
     return r && r->t->queue_cap && (r->queue ? r->nq < r->t->queue_cap : !r->pending);
 }
 
+/* Counts one over-release found (stats.misuse). */
+static void misuse_found(atab_table *t)
+{
+    __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+}
+
 /* Applies what atab__count_drop returned for atom a (QUEUE only where
 ** queue_room said yes); the caller's status. */
 ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int what)
@@ -126,7 +132,7 @@ ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int wh
     } else if (what == ATAB__DROP_UNUSED) {
         count_zero(t, r);
     } else if (what == ATAB__DROP_MISUSE) {
-        __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+        misuse_found(t);
         atab__set_error(ATAB_EREFS);
         return ATAB_EREFS;
     }
@@ -175,35 +181,6 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
     return q;
 }
 
-void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
-{
-    __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
-    if (!q && !(q = r->idle_q)) {
-        atab_status saved = atab_last_error();
-        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
-        atab__set_error(saved);
-        if (q)
-            memset(atab__queue_kept(q, t->queue_cap), 0,
-                   ATAB__RECYCLE_LENS * sizeof(atab_atom *));
-    }
-    r->idle_q = NULL;
-    atab__enter_rec(r);
-    if (!atab__cache_ours(r)) {
-        r->idle_q = q;   /* put back later */
-        __atomic_store_n(&r->sweep_due, q != NULL, __ATOMIC_RELAXED);
-    } else {
-        if (q) {
-            __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
-            if (r->pending)
-                r->queue[r->nq++] = r->pending;
-        } else if (r->pending) {
-            unqueue(t, r, r->pending);   /* no queue to be had */
-        }
-        r->pending = NULL;
-    }
-    atab__leave(r);
-}
-
 /* Frees the blocks on lists[0..ATAB__RECYCLE_LENS) (the caller's), their
 ** bytes taken from acct (alloc.c); how many. */
 static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
@@ -217,6 +194,46 @@ static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
         lists[len] = NULL;
     }
     return n;
+}
+
+/* Frees queue block q and the blocks it keeps (the caller's). */
+static void free_block_of_queue(atab_table *t, const atab_atom **q)
+{
+    free_blocks(t, NULL, atab__queue_kept(q, t->queue_cap));
+    atab__free(t, q, ATAB__QUEUE_BYTES(t));
+}
+
+/* A block that finds a flusher holding r is freed at once, with the blocks
+** it keeps, rather than parked where no flush, sweep or report would see
+** it: the next atom r queues asks for a new one. */
+void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
+{
+    __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
+    if (!q) {
+        atab_status saved = atab_last_error();
+        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
+        atab__set_error(saved);
+        if (q)
+            memset(atab__queue_kept(q, t->queue_cap), 0,
+                   ATAB__RECYCLE_LENS * sizeof(atab_atom *));
+    }
+    atab__enter_rec(r);
+    if (!atab__cache_ours(r)) {
+        atab__leave(r);
+        if (q)
+            free_block_of_queue(t, q);
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* a queue later */
+        return;
+    }
+    if (q) {
+        __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
+        if (r->pending)
+            r->queue[r->nq++] = r->pending;
+    } else if (r->pending) {
+        unqueue(t, r, r->pending);   /* no queue to be had */
+    }
+    r->pending = NULL;
+    atab__leave(r);
 }
 
 void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n)
@@ -251,21 +268,6 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
     }
     atab__leave(r);
     return free_blocks(t, &r->bytes, lists) != 0;
-}
-
-/* Frees queue block q and the blocks it keeps (the caller's). */
-static void free_block_of_queue(atab_table *t, const atab_atom **q)
-{
-    free_blocks(t, NULL, atab__queue_kept(q, t->queue_cap));
-    atab__free(t, q, ATAB__QUEUE_BYTES(t));
-}
-
-/* Frees the queue r's owner could not put back (r is going away). */
-static void free_idle(atab_table *t, atab__rec *r)
-{
-    if (r->idle_q)
-        free_block_of_queue(t, r->idle_q);
-    r->idle_q = NULL;
 }
 
 /* Empties and frees r's queue, with the blocks it keeps for new atoms (the
@@ -318,10 +320,11 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     if (c >= ATAB__REF_SAT)
         return ATAB_OK;   /* saturated: counts no more */
     if (c > own + 1) {   /* others hold it too */
-        if (own == ATAB__SPARE_MAX)   /* the entry is full: to the count */
+        if (own == ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
             e = make_entry(t, r, a);
+        atab__count_mark_spared(a);   /* a queue sweep leaves it to a full one */
         ++*e;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
@@ -334,17 +337,32 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     if (e) {
         if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
             what = ATAB__DROP_LIVE;   /* counted already */
-        *e = (*e & ~(uintptr_t)ATAB__SPARE_MAX) | ATAB__ENT_ZERO;
+        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
+        if (what == ATAB__DROP_UNUSED)
+            *e |= ATAB__ENT_ZERO;   /* counted now (a queued atom is not) */
     }
     return dropped(t, r, a, what);
 }
 
-/* Moves a record that is going away's byte count into the table's. */
-static void fold_bytes(atab_table *t, atab__rec *r)
+/* Adds the zeros r gathered to t->unused (the caller holds r). */
+static void fold_zeros(atab_table *t, atab__rec *r)
+{
+    if (r->zeros) {
+        __atomic_add_fetch(&t->unused, (size_t)r->zeros, __ATOMIC_RELAXED);
+        r->zeros = 0;
+    }
+}
+
+/* Moves a record that is going away's counts into the table's: bytes,
+** misuse, and the zeros it gathered (its queue's atoms, emptied last). */
+static void fold_counts(atab_table *t, atab__rec *r)
 {
     __atomic_add_fetch(&t->bytes, __atomic_load_n(&r->bytes, __ATOMIC_RELAXED),
                        __ATOMIC_RELAXED);
-    r->bytes = 0;
+    __atomic_add_fetch(&t->misuse, __atomic_load_n(&r->misuse, __ATOMIC_RELAXED),
+                       __ATOMIC_RELAXED);
+    fold_zeros(t, r);
+    r->bytes = r->misuse = 0;
 }
 
 /* Gives back every entry of a record whose cache the caller owns. */
@@ -353,10 +371,7 @@ static void give_back_all(atab_table *t, atab__rec *r)
     for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
         if (r->e[i])
             give_back(t, r, &r->e[i]);
-    if (r->zeros) {
-        __atomic_add_fetch(&t->unused, (size_t)r->zeros, __ATOMIC_RELAXED);
-        r->zeros = 0;
-    }
+    fold_zeros(t, r);
 }
 
 /* Calls fn for each block r's queue keeps for new atoms (the caller holds
@@ -386,8 +401,10 @@ void atab__flush_counts(atab_table *t, int unqueue,
         give_back_all(t, r);
         if (recycled)
             visit_blocks(r, recycled, ud);
-        if (unqueue)
+        if (unqueue) {
             free_queue(t, r);   /* reg_lock held: the reporter sees it or not */
+            fold_zeros(t, r);   /* its atoms left at 0 */
+        }
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&t->reg_lock);
@@ -399,6 +416,16 @@ size_t atab__bytes(atab_table *t)
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
         n += __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&t->reg_lock);
+    return n;
+}
+
+size_t atab__misuse(atab_table *t)
+{
+    size_t n = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->reg_lock);
+    for (atab__rec *r = t->recs; r; r = r->next)
+        n += __atomic_load_n(&r->misuse, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&t->reg_lock);
     return n;
 }
@@ -428,8 +455,7 @@ static void give_back_rec(atab_table *t, atab__rec *r)
 {
     give_back_all(t, r);
     free_queue(t, r);
-    free_idle(t, r);
-    fold_bytes(t, r);
+    fold_counts(t, r);
     atab__free(t, r->raw, REC_ALLOC);
 }
 
@@ -645,7 +671,6 @@ void atab__threads_fini(atab_table *t)
         atab__rec *r = t->recs;
         unlink_rec(r);
         free_queue(t, r);   /* the table goes: its atoms too */
-        free_idle(t, r);
         atab__free(t, r->raw, REC_ALLOC);
     }
     pthread_mutex_unlock(&g_lock);

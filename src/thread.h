@@ -29,14 +29,17 @@
 ** Queues. A thread that brings an atom's count to 0 puts it on its queue
 ** (atom.h: QUEUED). When the queue is full, the thread sweeps it after the
 ** section (table.c): under each atom's shard lock, an atom still at 0 is
-** killed and unlinked, one that was revived is only taken off; one grace
-** period later the dead are freed (their blocks kept: below). Unused atoms
+** killed and unlinked (unless a cache ever kept spares of it: atom.h,
+** SPARED; it is taken off, counted for a full sweep), one that was
+** revived is only taken off; one grace period later the dead are freed
+** (their blocks kept: below). Unused atoms
 ** are freed by the threads that left them unused, a batch at a time, while
 ** they are still in their caches, and no thread waits for another's
 ** garbage. A queue is the owner's, or a flusher's while it holds the
 ** record; to sweep it, the owner takes it away (in a section) and puts it
-** back after, and a full sweep's flusher empties and frees whatever queue
-** a record holds.
+** back after (or, finding a flusher holding the record then, frees it
+** with its blocks: nothing is left where no flush or report looks), and a
+** full sweep's flusher empties and frees whatever queue a record holds.
 **
 ** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
 ** blocks kept by length in the queue's own block, for its next new atoms
@@ -56,8 +59,17 @@
 ** left the atom with no holder (counted towards t->unused once per entry,
 ** as a sweep candidate). 0 is a free entry. An entry keeps spares only
 ** while the count says someone else holds the atom too, so a release of a
-** reference nobody holds is seen (the count is at this thread's spares)
-** unless another thread still holds one or keeps one spare. */
+** reference nobody holds is seen at once (the count is at this thread's
+** spares) unless another thread still holds one or keeps spares. A double
+** release that takes another thread's spares leaves the count below them,
+** which nothing legitimate does (every count holds every cache's spares
+** for its atom), and at 0 (it drops all it can see): that thread's next
+** take of a spare checks for a count at 0 (atab__ref, table.h), and a
+** queue sweep never kills an atom a cache has kept spares of (atom.h:
+** SPARED), which waits for a full sweep, whose flush gives every entry's
+** spares back first (refused there, and counted, when the count is
+** short). ATAB_CHECKED_REFS tables keep no spares (atab__unref_slow never
+** makes an entry). */
 #define ATAB__SPARE_MAX 3u
 #define ATAB__ENT_ZERO 4u
 #define ATAB__ENT_BITS 7u
@@ -72,9 +84,9 @@ typedef struct atab__rec {
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */
     const atab_atom *pending; /* the one atom queued while the queue is away */
-    const atab_atom **idle_q; /* a queue the owner could not put back (owner only) */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
+    size_t misuse;            /* over-releases its hits found (as `bytes`) */
     atab_table *t;
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
@@ -148,19 +160,6 @@ static inline unsigned atab__spares(uintptr_t e)
 static inline int atab__cache_ours(atab__rec *r)
 {
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
-}
-
-/* Takes one reference on a (dynamic) atom, inside a section: a spare from
-** the cache, else from the count. -1 when a sweep has killed the atom (it
-** is absent). */
-static inline int atab__ref(atab__rec *r, const atab_atom *a)
-{
-    uintptr_t *e;
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
-        --*e;
-        return 0;
-    }
-    return atab__count_take(a, 1);
 }
 
 /* Drops one reference, inside a section: kept as a spare in the cache while
@@ -238,6 +237,9 @@ ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
+
+/* The misuse count: the table's and its records' (atab_stats.misuse). */
+ATAB__HIDDEN size_t atab__misuse(atab_table *t);
 
 /* Waits until every record inside a section now has left it. */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);

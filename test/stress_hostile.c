@@ -15,15 +15,21 @@
 **   tables    tables created, used by short-lived helpers, freed with
 **             external handles still out (released later by receivers);
 **   gc        atab_gc on the shared tables;
-**   report    atab_report, its tree and JSON, stats and counts, at any time.
+**   report    atab_report, its tree and JSON, stats and counts, at any time;
+**   walker    atab_foreach on the shared tables, its callback taking and
+**             releasing references and releasing new atoms (its thread's
+**             queue sweeps run under the walk's references);
+**   limits    tables with a memory limit: one thread's large interns are
+**             refused again and again while another's small ones must fit.
 ** Checks: an atom has its string's bytes; a string keeps its atom while
 ** anyone holds it (pinned keys: every thread gets the pinned atom; a thread
 ** interning a string it holds gets the held atom); misuse stays 0; failed
-** calls fail only with ATAB_ENOMEM. At each quiescent point (every
-** STRESS_QUIESCE_MS, all threads stopped): for every shared table, every
-** atom held has exactly the count its holders hold, atoms - unused is the
-** number of distinct atoms held, the handle count is exact, and the
-** table's bytes are its allocator's. At the end every table is freed and
+** calls fail only with ATAB_ENOMEM (ATAB_ELIMIT only for a request past a
+** memory limit). At each quiescent point (every STRESS_QUIESCE_MS, all
+** threads stopped): for every shared table, every atom held has exactly
+** the count its holders hold, atoms - unused is the number of distinct
+** atoms held, every unused atom is on a queue or counted for a sweep, the
+** handle count is exact, and the table's bytes are its allocator's. At the end every table is freed and
 ** every allocator has every block back.
 **
 ** STRESS_TIME seconds (default 10). `make stress-hostile` runs it; under
@@ -159,13 +165,14 @@ static pthread_rwlock_t quiesce;
 enum {
     C_INTERN, C_INTERN16, C_LOOKUP, C_REF, C_RELEASE, C_ACQUIRE, C_HRELEASE,
     C_ENOMEM, C_CHURN, C_GC, C_SWEPT, C_REPORT, C_STATS, C_THREADS, C_HANDOFF,
-    C_TABLES, C_QUIESCE, N_COUNTS
+    C_TABLES, C_QUIESCE, C_WALK, C_LIMIT_OK, C_LIMIT_REFUSED, N_COUNTS
 };
 static const char *const count_names[N_COUNTS] = {
     "interns", "interns (UTF-16)", "lookups", "refs", "releases", "handles taken",
     "handles released", "ENOMEM (refused, table unchanged)", "churn interns", "gc calls",
     "atoms swept by gc", "reports", "stats", "short-lived threads", "hand-offs",
-    "tables created and freed", "quiescent checks",
+    "tables created and freed", "quiescent checks", "walks", "small interns under a limit",
+    "large interns refused by a limit",
 };
 static long counts[N_COUNTS];   /* atomic */
 
@@ -458,6 +465,140 @@ static void *report_main(void *arg)
     return NULL;
 }
 
+/* ---- walks ---- */
+
+typedef struct walk_ctx {
+    atab_table *t;
+    unsigned long id, n;
+} walk_ctx;
+
+/* Each atom readable; every 4th gets a reference of the walker's own,
+** released inside the walk; every 8th call releases a new atom, so the
+** walker's queue fills and is swept while the walk holds a shard's atoms. */
+static int walk_fn(void *ud, const atab_atom *a, uint32_t count_now)
+{
+    walk_ctx *w = ud;
+    char s[KEYLEN];
+    (void)count_now;
+    CHECK(!atab_is_static(a) && atab_chars(a)[atab_len(a)] == '\0');
+    if (++w->n % 4 == 0)
+        CHECK(atab_ref(a) == a && atab_release(w->t, a) == ATAB_OK);
+    if (w->n % 8 == 0) {
+        size_t len = (size_t)snprintf(s, sizeof s, "walk-%lu-%lu", w->id, w->n);
+        const atab_atom *b = atab_intern(w->t, s, len);
+        if (!b) {
+            check_refused(w->t);
+            return 0;
+        }
+        check_bytes(b, s, len);
+        CHECK(atab_release(w->t, b) == ATAB_OK);
+    }
+    return 0;
+}
+
+static void *walker_main(void *arg)
+{
+    walk_ctx w = {NULL, (unsigned long)(uintptr_t)arg, 0};
+    while (!stopping()) {
+        pthread_rwlock_rdlock(&quiesce);
+        int i = (int)(tl_rand() % N_SHARED), rc;
+        w.t = tabs[i].t;
+        if ((rc = atab_foreach(w.t, walk_fn, &w)) != ATAB_OK)   /* its block refused */
+            CHECK(rc == ATAB_ENOMEM && tabs[i].h->fail_one_in != 0);
+        count(C_WALK, 1);
+        pthread_rwlock_unlock(&quiesce);
+        usleep(2000);
+    }
+    return NULL;
+}
+
+/* ---- memory limits under refused requests ---- */
+
+#define LIMIT_ROOM 4096   /* what a limited table has left once settled */
+
+typedef struct limit_ctx {
+    atab_table *t;
+    int warm;            /* 1: the large interner's record is made; 2: the room too */
+    int done;            /* the small interns are over (atomic) */
+    unsigned long id;
+} limit_ctx;
+
+/* A large key, again and again: each time refused, for the limit. */
+static void *limit_large(void *arg)
+{
+    limit_ctx *c = arg;
+    char *big = malloc(LIMIT_ROOM + 2000);
+    CHECK(big != NULL);
+    memset(big, 'L', LIMIT_ROOM + 2000);
+    CHECK(atab_release(c->t, atab_intern_cstr(c->t, "large-warm")) == ATAB_OK);
+    __atomic_store_n(&c->warm, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&c->warm, __ATOMIC_ACQUIRE) != 2)   /* the room made */
+        usleep(100);
+    while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+        CHECK(atab_intern(c->t, big, LIMIT_ROOM + 2000) == NULL);
+        CHECK(atab_last_error() == ATAB_ELIMIT);
+        count(C_LIMIT_REFUSED, 1);
+    }
+    free(big);
+    return NULL;
+}
+
+/* New 47-byte keys, each released at once (the table sweeps at every
+** unused atom): they fit in the room, so none may be refused. */
+static void limit_small(limit_ctx *c)
+{
+    char s[KEYLEN];
+    for (int j = 0; j < 2000 && !stopping(); j++) {
+        size_t len = (size_t)snprintf(s, sizeof s, "%-36lu-small-%04d", c->id, j);
+        const atab_atom *a = atab_intern(c->t, s, len);
+        CHECK(a != NULL);   /* never refused for another thread's request */
+        check_bytes(a, s, len);
+        CHECK(atab_release(c->t, a) == ATAB_OK);
+        count(C_LIMIT_OK, 1);
+    }
+}
+
+/* A table LIMIT_ROOM under its limit once this thread's and the large
+** interner's records are made; the two run; then everything goes. */
+static void limit_round(unsigned long id)
+{
+    atab_allocator hooks = {hal_alloc, hal_free, NULL, hal_new(0)};
+    atab_options o = {.sweep_threshold = 1, .memory_limit = 96 * 1024,
+                      .flags = ATAB_NO_DEFAULT_STATICS, .allocator = &hooks};
+    limit_ctx c = {atab_table_new(&o), 0, 0, id};
+    CHECK(c.t != NULL);
+    CHECK(atab_release(c.t, atab_intern_cstr(c.t, "small-warm")) == ATAB_OK);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, limit_large, &c) == 0);
+    while (!__atomic_load_n(&c.warm, __ATOMIC_ACQUIRE))
+        usleep(100);
+    atab_gc(c.t);
+    atab_stats st;
+    CHECK(atab_get_stats(c.t, &st) == ATAB_OK);
+    size_t len = o.memory_limit - st.bytes - LIMIT_ROOM - sizeof(atab_atom) - 1;
+    char *ballast = malloc(len);
+    const atab_atom *b = ballast ? atab_intern(c.t, memset(ballast, 'B', len), len) : NULL;
+    CHECK(b != NULL);
+    __atomic_store_n(&c.warm, 2, __ATOMIC_RELEASE);
+    limit_small(&c);
+    __atomic_store_n(&c.done, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    CHECK(atab_release(c.t, b) == ATAB_OK);
+    atab_table_free(c.t);
+    free(ballast);
+}
+
+static void *limits_main(void *arg)
+{
+    unsigned long id = (unsigned long)(uintptr_t)arg * 1000000;
+    while (!stopping()) {
+        pthread_rwlock_rdlock(&quiesce);
+        limit_round(id++);
+        pthread_rwlock_unlock(&quiesce);
+    }
+    return NULL;
+}
+
 /* ---- short-lived threads, and the receivers of what they leave ---- */
 
 /* Takes references and handles on one shared table, drops some, and exits
@@ -666,6 +807,12 @@ static void tally_add(tally *c, const ref *r)
     c->handles += r->handle;
 }
 
+static void count_plain_zero(void *ud, const atab_atom *a)
+{
+    if (!atab_is_static(a) && (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ~ATAB__REF_SPARED) == 0)
+        ++*(size_t *)ud;
+}
+
 static void check_table(int i)
 {
     tally c = {NULL, NULL, 1, 0, 0};
@@ -688,6 +835,13 @@ static void check_table(int i)
     CHECK(atab_get_stats(tabs[i].t, &st) == ATAB_OK);   /* the caches flushed */
     CHECK(st.misuse == 0);
     CHECK(st.atoms - st.unused == c.distinct);
+    size_t plain_zeros = 0;   /* unused, on no queue: counted for a sweep */
+    size_t counted = __atomic_load_n(&tabs[i].t->unused, __ATOMIC_RELAXED);
+    atab__table_visit_shards(tabs[i].t, NULL, count_plain_zero, &plain_zeros);
+    if (plain_zeros > counted)
+        fprintf(stderr, "stress_hostile: table %d: %zu unused atoms on no queue, %zu counted\n",
+                i, plain_zeros, counted);
+    CHECK(plain_zeros <= counted);
     for (size_t s = 0; s < c.cap; s++)
         if (c.a[s])
             CHECK(atab__count(c.a[s]) == (uint32_t)c.refs[s]);
@@ -781,6 +935,7 @@ int main(void)
         {"churn", churn_main, 4}, {"spawner", spawner_main, 2},
         {"receiver", receiver_main, 2}, {"tables", tables_main, 2},
         {"gc", gc_main, 2}, {"report", report_main, 2},
+        {"walker", walker_main, 1}, {"limits", limits_main, 1},
     };
     int fixed = 0, n_roles = (int)(sizeof roles / sizeof roles[0]);
     for (int r = 0; r < n_roles; r++)

@@ -966,6 +966,24 @@ static int walk_fn(void *ud, const atab_atom *a, uint32_t count)
     return w->mode == WALK_STOP && w->n == w->stop_at ? WALK_STOPPED : 0;
 }
 
+static void count_plain_zero(void *ud, const atab_atom *a)
+{
+    if (!atab_is_static(a) && (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ~ATAB__REF_SPARED) == 0)
+        ++*(size_t *)ud;
+}
+
+/* Every unused atom is on a queue or counted towards a sweep (t->unused,
+** and the zeros a record gathers before adding them): else no sweep but
+** atab_gc would free it. */
+static void check_none_unswept(atab_table *t)
+{
+    size_t plain = 0, counted = t->unused;
+    for (atab__rec *r = t->recs; r; r = r->next)
+        counted += (size_t)r->zeros;
+    atab__table_visit_shards(t, NULL, count_plain_zero, &plain);
+    CHECK(plain <= counted);
+}
+
 /* atab_foreach visits every atom the model has present, each once, with
 ** the model's count; a walk may come short by the atoms at count 0 that
 ** a sweep took during it, by the shards after one whose block could not
@@ -992,6 +1010,7 @@ static void op_foreach(atab_table *t, model *m, reader *r)
         model_ent *e = &m->e[i];
         CHECK(!e->present || e->seen == m->check_gen || (e->count == 0 && !m->exact_sweeps));
     }
+    check_none_unswept(t);   /* the walk's references orphaned none */
     if (!m->exact_sweeps)
         model_resync(t, m);
     m->touched = NULL;
