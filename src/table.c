@@ -528,10 +528,22 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
     if (ATAB__UNLIKELY(!r))
         return find_or_insert_locked(t, k, u8, insert_new);
     atab__enter_rec(r);
+    if (ATAB__LIKELY(atab__cache_ours(r))) {
+        uint64_t *e = atab__cache_slot(r, k->hash), x = *e;
+        const atab_atom *a = atab__ent_atom(x);
+        if (atab__ent_live(x) && match_key(k, a)) {
+            ATAB__PAUSE("cache:entry", t);
+            if (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0) {
+                atab__ent_take(e, x);
+                atab__leave(r);
+                return a;
+            }
+        }
+    }
     atab__arr v = shard_arr(t, k->hash);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = probe(v, k->hash, match_key, k, NULL);
-    if (a && !atab_is_static(a) && atab__ref(r, a) != 0)
+    if (a && atab__ref(t, r, a, k->hash) != 0)
         a = NULL;   /* killed by a sweep: absent */
     atab__leave(r);
     return a ? a : after_miss(t, k, u8, insert_new);
@@ -560,7 +572,7 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
                                           const char *s, size_t len, uint64_t h,
                                           int insert_new)
 {
-    if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
+    if (ATAB__UNLIKELY(atab__ref(t, r, a, h) != 0)) {
         atab__leave(r);   /* killed by a sweep: absent */
         return short_missed(t, s, len, h, insert_new);
     }
@@ -592,7 +604,18 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
                                                              or readers must fence */
     short_key k = {s, len};
-    atab__enter_rec_nofence(atab__tls_last.rec);
+    atab__rec *r = atab__tls_last.rec;
+    atab__enter_rec_nofence(r);
+    if (ATAB__LIKELY(atab__cache_ours(r))) {   /* this thread's cache first */
+        uint64_t *e = atab__cache_slot(r, h), x = *e;
+        const atab_atom *a = atab__ent_atom(x);
+        if (atab__ent_live(x) && match_short(&k, a) &&
+            (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0)) {
+            atab__ent_take(e, x);
+            atab__leave(r);
+            return a;
+        }
+    }
     atab__arr v = shard_arr(t, h);
     const atab_atom *a = probe_ab(v, h, match_short, &k, NULL);
     if (!a) {
@@ -1038,8 +1061,9 @@ int atab_release(atab_table *t, const atab_atom *a)
 #endif
     atab__rec *r = rec_of(t);
     if (ATAB__LIKELY(r != NULL)) {
+        uint64_t h = atom_hash(t, a);   /* finds its cache entry */
         atab__enter_rec(r);
-        rc = atab__unref(t, r, a);
+        rc = atab__unref(t, r, a, h);
         atab__leave(r);
         if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
             queue_due(t, r);
@@ -1258,7 +1282,7 @@ const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
     atab__rec *r = rec_of(t);
     if (ATAB__LIKELY(r != NULL)) {
         atab__enter_rec(r);
-        atab__ref(r, a);   /* the caller holds a: never killed */
+        atab__ref(t, r, a, atom_hash(t, a));   /* the caller holds a: never killed */
         atab__leave(r);
     } else {
         atab__count_take(a, 1);

@@ -312,31 +312,6 @@ static inline size_t *atab__acct(const atab_table *t)
     return atab__tls_last.id == t->id ? &atab__tls_last.rec->bytes : NULL;
 }
 
-/* Takes one reference on a (dynamic) atom, inside a section (thread.h): a
-** spare from the cache, else from the count. -1 when a sweep has killed the atom (it
-** is absent). A spare is taken only while the count is not 0 (one test of
-** the atom's header, which the key compare has just read): a release that
-** took another thread's spares away leaves the count at 0 (it drops all
-** it can see), and the take finds it there. The spares are gone from the
-** count, so they go from the entry too, the misuse is counted (in the
-** record: the table's line would cost the hit path registers), and the
-** reference comes from the count. All inline, for the same reason. */
-static inline int atab__ref(atab__rec *r, const atab_atom *a)
-{
-    uintptr_t *e;
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
-        uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
-        if (ATAB__LIKELY(w & ATAB__REF_COUNT)) {
-            --*e;
-            return 0;
-        }
-        if (w < ATAB__REF_SAT)   /* not saturated (count bits 0): over-released */
-            __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
-        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
-    }
-    return atab__count_take(a, 1);
-}
-
 /* Could one of t's static sets hold these bytes? Only the sets' miss
 ** filters: no hashing, inline, so a lookup that misses the table and every
 ** set (most misses) pays a few loads and a multiply. */
