@@ -594,8 +594,42 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     return short_missed(t, s, len, h, insert_new);
 }
 
-/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
-** call but tail calls, no key built on the stack. */
+/* The probe of the short-key path, in this thread's open section on r,
+** after its cache missed. */
+static __attribute__((noinline)) const atab_atom *
+short_probe(atab_table *t, atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    short_key k = {s, len};
+    atab__arr v = shard_arr(t, h);
+    const atab_atom *a = probe_ab(v, h, match_short, &k, NULL);
+    if (!a) {
+        if (ATAB__UNLIKELY(v.overflow))
+            return short_past_b(t, s, len, h, insert_new);
+        atab__leave(r);
+        return short_missed(t, s, len, h, insert_new);
+    }
+    return short_found(t, r, a, s, len, h, insert_new);
+}
+
+/* The short-key path's cache hit whose atom's count bits are 0 (thread.h:
+** over-releases), in this thread's open section on r: the spare when the
+** count is saturated, else the probe. Out of line, so the hit path saves
+** no registers for it. */
+static __attribute__((noinline)) const atab_atom *
+short_stale(atab_table *t, atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    uint64_t *e = atab__cache_slot(r, h), x = *e;
+    if (atab__ent_stale(r, e) == 0) {
+        atab__ent_take(e, x);
+        atab__leave(r);
+        return atab__ent_atom(x);
+    }
+    return short_probe(t, r, s, len, h, insert_new);
+}
+
+/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): the
+** hash, this thread's cache, and the key compared with the atom found
+** there; everything else is a tail call, so this saves no registers. */
 ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
                                            int insert_new)
 {
@@ -603,28 +637,21 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
                                                              or readers must fence */
-    short_key k = {s, len};
     atab__rec *r = atab__tls_last.rec;
     atab__enter_rec_nofence(r);
-    if (ATAB__LIKELY(atab__cache_ours(r))) {   /* this thread's cache first */
+    if (ATAB__LIKELY(atab__cache_ours(r))) {
+        short_key k = {s, len};
         uint64_t *e = atab__cache_slot(r, h), x = *e;
         const atab_atom *a = atab__ent_atom(x);
-        if (atab__ent_live(x) && match_short(&k, a) &&
-            (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0)) {
+        if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
+            if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
+                return short_stale(t, r, s, len, h, insert_new);
             atab__ent_take(e, x);
             atab__leave(r);
             return a;
         }
     }
-    atab__arr v = shard_arr(t, h);
-    const atab_atom *a = probe_ab(v, h, match_short, &k, NULL);
-    if (!a) {
-        if (ATAB__UNLIKELY(v.overflow))
-            return short_past_b(t, s, len, h, insert_new);
-        atab__leave(atab__tls_last.rec);
-        return short_missed(t, s, len, h, insert_new);
-    }
-    return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
+    return short_probe(t, r, s, len, h, insert_new);
 }
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
