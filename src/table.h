@@ -334,6 +334,35 @@ static inline const atab_atom *atab__static_lookup(const atab_table *t, const ch
     return s && atab__static_may_hold(t, s, len) ? atab__static_find(t, s, len) : NULL;
 }
 
+/* The hash of t for these bytes: the short keys' with the table's keys
+** (equal to atab__hash_bytes with t's seed). */
+static inline uint64_t atab__table_hash(const atab_table *t, const char *s, size_t len)
+{
+    return len <= ATAB__SHORT_KEY ? atab__hash_short_keyed(&t->hkeys, s, len)
+                                  : atab__hash_bytes(t->seed, s, len);
+}
+
+static inline uint64_t atab__atom_hash(const atab_table *t, const atab_atom *a)
+{
+    return atab__table_hash(t, atab_chars(a), atab_len(a));
+}
+
+/* This thread's record on t: the one used last, else a lookup (NULL when
+** none can be had: thread.h). */
+ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
+{
+    if (ATAB__LIKELY(atab__tls_last.id == t->id))
+        return atab__tls_last.rec;
+    return atab__rec_find(t);
+}
+
+/* Under k's shard's lock (table.c): finds the key again, else a static
+** atom (cached in the shard), else with `insert_new` a new atom; a dynamic
+** atom found or made comes with a reference. NULL with the error set
+** (ATAB_OK when a lookup found nothing). Called outside any section. */
+ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
+                                                          const char *u8, int insert_new);
+
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
 ** that shard's lock (so an atom seen is not freed during the call). */
