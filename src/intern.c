@@ -127,11 +127,12 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     return short_missed(t, s, len, h, insert_new);
 }
 
-/* The probe of the short-key path, in this thread's open section on r,
-** after its cache missed. */
+/* The probe of the short-key path, in this thread's open section on its
+** last record, after its cache missed. */
 static __attribute__((noinline)) const atab_atom *
-short_probe(atab_table *t, atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
+    atab__rec *r = atab__tls_last.rec;
     short_key k = {s, len};
     atab__arr v = shard_arr(t, h);
     const atab_atom *a = atab__probe_ab(v, h, match_short, &k, NULL);
@@ -184,7 +185,7 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
             return a;
         }
     }
-    return short_probe(t, r, s, len, h, insert_new);
+    return short_probe(t, s, len, h, insert_new);
 }
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
