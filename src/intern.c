@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** intern.c - the hot path: interning and looking up a string, from the
 ** hash to the atom, lock-free. Contract:

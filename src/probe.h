@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** probe.h - the probe: one walk over a shard's slot array, for three kinds
 ** of key (a short one, any key, an atom's address), shared by the

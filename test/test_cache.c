@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_cache.c - the per-thread cache (thread.h): hits it serves return the
 ** atom of their key, its spares go back to the counts on every flush and
