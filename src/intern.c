@@ -147,19 +147,20 @@ short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new
 }
 
 /* The short-key path's cache hit whose atom's count bits are 0 (thread.h:
-** over-releases), in this thread's open section on r: the spare when the
-** count is saturated, else the probe. Out of line, so the hit path saves
-** no registers for it. */
+** over-releases), in this thread's open section: the spare when the count
+** is saturated, else the probe. Out of line, so the hit path saves no
+** registers for it. */
 static __attribute__((noinline)) const atab_atom *
-short_stale(atab_table *t, atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+short_stale(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
+    atab__rec *r = atab__tls_last.rec;
     uint64_t *e = atab__cache_slot(r, h), x = *e;
     if (atab__ent_stale(r, e) == 0) {
         atab__ent_take(e, x);
         atab__leave(r);
         return atab__ent_atom(x);
     }
-    return short_probe(t, r, s, len, h, insert_new);
+    return short_probe(t, s, len, h, insert_new);
 }
 
 /* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): the
@@ -180,7 +181,7 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         const atab_atom *a = atab__ent_atom(x);
         if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
-                return short_stale(t, r, s, len, h, insert_new);
+                return short_stale(t, s, len, h, insert_new);
             atab__ent_take(e, x);
             atab__leave(r);
             return a;
