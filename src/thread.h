@@ -15,11 +15,13 @@
 **
 ** Spare references. An atom's count includes the references the caches
 ** hold in reserve (atom.h), so the count alone decides whether an atom is
-** unused, without looking at any cache. A release keeps the reference as a
-** spare in the thread's cache entry for the atom (creating the entry), and
-** a hit takes a spare back from it: hits and releases of the same atoms
+** unused, without looking at any cache. The cache is found by the key's
+** hash, so a hit looks there before it probes the table, and takes a spare
+** from the entry that names its atom; a release keeps the reference as a
+** spare in that entry (creating it): hits and releases of the same atoms
 ** write nothing shared, however many threads make them. A hit with no
-** spare takes a reference from the count (one CAS). Spares come back to
+** spare takes references from the count (one CAS: one, or a batch of
+** spares when the entry is the atom's already). Spares come back to
 ** the counts when an entry is evicted, when the thread exits, and when a
 ** flush asks for them (every sweep, reports): a flusher raises the
 ** record's flush_req, after which the owner leaves its cache alone and
