@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_promises.c - four promises of the lifecycle held against a hostile
 ** host, each in the schedule that would break it, most driven by pause
