@@ -15,7 +15,11 @@
 **     (atab__find_or_insert_locked, table.c), which inserts;
 **   - every returned dynamic atom carries one reference for the caller;
 **     NULL comes with atab_last_error() (ATAB_OK for a lookup that found
-**     nothing).
+**     nothing);
+**   - a release hashes the atom to find its cache entry and keeps the
+**     reference there as a spare while others hold the atom, else drops it
+**     from the count; the sweeps it may start (its full queue, or the
+**     table's threshold) run after its section (table.c).
 ** Sections, spares and the cache: thread.h; counts: atom.h; slot arrays:
 ** table.h.
 */
@@ -351,4 +355,78 @@ const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_
     if (buf != local)
         atab__free(t, buf, len * sizeof *buf);
     return a;
+}
+
+/* ---- release ---- */
+
+#ifdef ATAB_DEBUG
+/* Debug builds: is `a` a dynamic atom of t? Looked up by its hash and its
+** address under the shard lock, before anything touches its count, so a
+** pointer that is not an atom (or another table's) is refused. `a` must
+** still point to readable memory with a header. */
+static int owns_atom(atab_table *t, const atab_atom *a)
+{
+    uint64_t h = atab__atom_hash(t, a);
+    atab__shard *sh = &t->shards[atab__h_shard(h)];
+    atab__lock_take(&sh->lock);
+    int found = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
+    atab__lock_drop(&sh->lock);
+    return found;
+}
+#endif
+
+int atab_release(atab_table *t, const atab_atom *a)
+{
+    int rc;
+    if (!t || !a) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    if (atab_is_static(a))
+        return ATAB_OK;
+#ifdef ATAB_DEBUG
+    if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+#endif
+    atab__rec *r = atab__rec_of(t);
+    if (ATAB__LIKELY(r != NULL)) {
+        uint64_t h = atab__atom_hash(t, a);   /* finds its cache entry */
+        atab__enter_rec(r);
+        rc = atab__unref(t, r, a, h);
+        atab__leave(r);
+        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
+            atab__queue_due(t, r);
+    } else {
+        rc = atab__unref_direct(t, a);
+    }
+    atab__maybe_sweep(t);
+    return rc;
+}
+
+const atab_atom *atab_ref(const atab_atom *a)
+{
+    if (a && !atab_is_static(a))
+        atab__count_take(a, 1);
+    return a;
+}
+
+/* Each a release of its own (a refused one changes nothing, so the rest go
+** on); the error reported is the first one. */
+int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n)
+{
+    int first = ATAB_OK;
+    if (!t || (!atoms && n)) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = atoms[i] ? atab_release(t, atoms[i]) : ATAB_OK;   /* NULL: skipped */
+        if (first == ATAB_OK)
+            first = rc;
+    }
+    if (first != ATAB_OK)
+        atab__set_error(first);   /* the first, not the last */
+    return first;
 }

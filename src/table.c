@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** table.c - the atom table, all of its life but the lock-free hit path
-** (intern.c): creation, slot arrays and inserts under the shard's lock,
-** release, the sweep that frees unused atoms, statistics, external
-** handles and the deferred free they allow. Layout in table.h, the probe
-** in probe.h, sections and spare references in thread.h, counts in atom.h.
+** table.c - the atom table, all of its life but the hot path (intern.c:
+** the lock-free hit, and release): creation, slot arrays and inserts
+** under the shard's lock, the sweep that frees unused atoms, statistics,
+** external handles and the deferred free they allow. Layout in table.h,
+** the probe in probe.h, sections and spare references in thread.h, counts
+** in atom.h.
 **
 ** A hit (intern.c) is: hash, enter a section, this thread's cache or one
 ** probe (lock-free), a spare reference, leave. A miss takes the shard's
@@ -19,9 +20,9 @@
 ** period (one a thread's cache once kept spares of is left for a full
 ** sweep: atom.h). A full sweep (atab_gc, or unqueued zeros past the
 ** threshold) gives the caches' spares back, empties the queues, then
-** visits every shard under its lock. Readers are
-** never stopped: a lock-free probe that meets a killed atom treats it as
-** absent and goes to the lock, where the atom is already gone.
+** visits every shard under its lock. Readers are never stopped: a
+** lock-free probe that meets a killed atom treats it as absent and goes to
+** the lock, where the atom is already gone.
 */
 #include <stdlib.h>
 #include <sys/random.h>
@@ -595,9 +596,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
 }
 
-/* A thread whose queue is full sweeps it, and puts it back empty; one that
-** queued an atom with no queue yet makes one. */
-static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
+void atab__queue_due(atab_table *t, atab__rec *r)
 {
     uint32_t n = 0;
     const atab_atom **q = NULL;
@@ -608,96 +607,13 @@ static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
     atab__queue_put(t, r, q);
 }
 
-/* The sweep a release triggers runs on the releasing thread; another
-** thread crossing the threshold meanwhile goes on without waiting. */
-static __attribute__((noinline)) void sweep_at_threshold(atab_table *t)
+void atab__sweep_at_threshold(atab_table *t)
 {
     if (pthread_mutex_trylock(&t->sweep_lock) != 0)
         return;
     if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
         sweep(t);
     pthread_mutex_unlock(&t->sweep_lock);
-}
-
-/* After a release: a full sweep once t->unused reaches the threshold. */
-ATAB__INLINE void maybe_sweep(atab_table *t)
-{
-    if (ATAB__UNLIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
-        sweep_at_threshold(t);
-}
-
-/* ---- release ---- */
-
-#ifdef ATAB_DEBUG
-/* Debug builds: is `a` a dynamic atom of t? Looked up by its hash and its
-** address under the shard lock, before anything touches its count, so a
-** pointer that is not an atom (or another table's) is refused. `a` must
-** still point to readable memory with a header. */
-static int owns_atom(atab_table *t, const atab_atom *a)
-{
-    uint64_t h = atab__atom_hash(t, a);
-    atab__shard *sh = shard_of(t, h);
-    atab__lock_take(&sh->lock);
-    int found = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
-    atab__lock_drop(&sh->lock);
-    return found;
-}
-#endif
-
-int atab_release(atab_table *t, const atab_atom *a)
-{
-    int rc;
-    if (!t || !a) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    if (atab_is_static(a))
-        return ATAB_OK;
-#ifdef ATAB_DEBUG
-    if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-#endif
-    atab__rec *r = atab__rec_of(t);
-    if (ATAB__LIKELY(r != NULL)) {
-        uint64_t h = atab__atom_hash(t, a);   /* finds its cache entry */
-        atab__enter_rec(r);
-        rc = atab__unref(t, r, a, h);
-        atab__leave(r);
-        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
-            queue_due(t, r);
-    } else {
-        rc = atab__unref_direct(t, a);
-    }
-    maybe_sweep(t);
-    return rc;
-}
-
-const atab_atom *atab_ref(const atab_atom *a)
-{
-    if (a && !atab_is_static(a))
-        atab__count_take(a, 1);
-    return a;
-}
-
-/* Each a release of its own (a refused one changes nothing, so the rest go
-** on); the error reported is the first one. */
-int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n)
-{
-    int first = ATAB_OK;
-    if (!t || (!atoms && n)) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int rc = atoms[i] ? atab_release(t, atoms[i]) : ATAB_OK;   /* NULL: skipped */
-        if (first == ATAB_OK)
-            first = rc;
-    }
-    if (first != ATAB_OK)
-        atab__set_error(first);   /* the first, not the last */
-    return first;
 }
 
 /* ---- statistics and visits ---- */
@@ -847,7 +763,7 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
     }
     if (v != local)
         atab__free(t, v, cap * sizeof *v);
-    maybe_sweep(t);
+    atab__maybe_sweep(t);
     return rc;
 }
 

@@ -363,6 +363,20 @@ ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
 ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
                                                           const char *u8, int insert_new);
 
+/* After a release (table.c): a thread whose queue is full sweeps it and
+** puts it back empty (one that queued an atom with no queue yet makes
+** one); a full sweep once t->unused reaches the threshold, on the
+** releasing thread (another thread crossing it meanwhile goes on without
+** waiting). Outside any section. */
+ATAB__HIDDEN void atab__queue_due(atab_table *t, atab__rec *r);
+ATAB__HIDDEN void atab__sweep_at_threshold(atab_table *t);
+
+static inline void atab__maybe_sweep(atab_table *t)
+{
+    if (ATAB__UNLIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
+        atab__sweep_at_threshold(t);
+}
+
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
 ** that shard's lock (so an atom seen is not freed during the call). */
