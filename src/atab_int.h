@@ -9,6 +9,7 @@
 **   thread.h  per-thread records: sections, spare references
 **   static.h  static sets
 **   table.h   the table object and its slot arrays
+**   probe.h   the probe of a slot array (readers and writers)
 */
 #ifndef ATAB_INT_H
 #define ATAB_INT_H

@@ -117,12 +117,17 @@ static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floo
                                                             : ATAB__DROP_UNUSED;
 }
 
-/* Marks a: a cache keeps spares of it (the caller holds a reference). */
+/* Marks a: a cache keeps spares of it (the caller holds a reference). A
+** saturated count is left as it is (it never changes again, and such an
+** atom is never freed). */
 static inline void atab__count_mark_spared(const atab_atom *a)
 {
-    uint32_t *w = atab__count_word(a);
-    if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & ATAB__REF_SPARED))
-        __atomic_fetch_or(w, ATAB__REF_SPARED, __ATOMIC_RELAXED);
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
+    do {
+        if (c >= ATAB__REF_SAT || (c & ATAB__REF_SPARED))
+            return;
+    } while (!__atomic_compare_exchange_n(w, &c, c | ATAB__REF_SPARED, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
 }
 
 /* A full sweep's kill, after its flush: an unqueued 0 -> REF_DEAD.

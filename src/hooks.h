@@ -23,6 +23,9 @@
 **   refused charge vs allocations  "charge:refused" (t), after a
 **       request was found to pass the memory limit, before the refusal
 **       returns
+**   over-release vs a cache hit    "cache:entry" (t), after a hit of a
+**       key past the short-key path found its atom in this thread's
+**       cache, before it checks the count and takes a spare
 **   kick vs read                   "probe:group_a" (group A's control
 **       bytes), after a probe read the control bytes of a key's group A,
 **       before it reads its slots

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** table.c - the atom table, all of its life: creation, the probe, interning
-** and lookup, release, the sweep that frees unused atoms, statistics,
+** table.c - the atom table, all of its life but the hot path (intern.c:
+** the lock-free hit, and release): creation, slot arrays and inserts
+** under the shard's lock, the sweep that frees unused atoms, statistics,
 ** external handles and the deferred free they allow. Layout in table.h,
-** sections and spare references in thread.h, counts in atom.h.
+** the probe in probe.h, sections and spare references in thread.h, counts
+** in atom.h.
 **
-** A hit is: hash, enter a section, one probe (lock-free), a spare reference
-** from this thread's cache, leave. A miss takes the shard's lock, probes
-** again, and inserts. A release puts the reference back in the cache, or
-** drops it from the atom's count; an atom whose count reaches 0 stays in
-** the table, unused, and a hit revives it.
+** A hit (intern.c) is: hash, enter a section, this thread's cache or one
+** probe (lock-free), a spare reference, leave. A miss takes the shard's
+** lock, probes again, and inserts (here). A release puts the reference
+** back in the cache, or drops it from the atom's count; an atom whose
+** count reaches 0 stays in the table, unused, and a hit revives it.
 **
 ** Sweeps. The thread that brings an atom's count to 0 queues it
 ** (thread.h); when its queue is full it sweeps it after its section: each
@@ -18,15 +20,16 @@
 ** period (one a thread's cache once kept spares of is left for a full
 ** sweep: atom.h). A full sweep (atab_gc, or unqueued zeros past the
 ** threshold) gives the caches' spares back, empties the queues, then
-** visits every shard under its lock. Readers are
-** never stopped: a lock-free probe that meets a killed atom treats it as
-** absent and goes to the lock, where the atom is already gone.
+** visits every shard under its lock. Readers are never stopped: a
+** lock-free probe that meets a killed atom treats it as absent and goes to
+** the lock, where the atom is already gone.
 */
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "atab_int.h"
+#include "probe.h"
 
 /* Load policy. An array is rebuilt when its full slots would pass
 ** LOAD_NUM/LOAD_DEN of it (deleted slots are free for inserts), or when both of a new key's groups are full,
@@ -53,118 +56,6 @@
 static inline atab__shard *shard_of(atab_table *t, uint64_t h)
 {
     return &t->shards[atab__h_shard(h)];
-}
-
-/* The hash of t for these bytes: the short keys' with the table's keys. */
-static inline uint64_t table_hash(const atab_table *t, const char *s, size_t len)
-{
-    return len <= ATAB__SHORT_KEY ? atab__hash_short_keyed(&t->hkeys, s, len)
-                                  : atab__hash_bytes(t->seed, s, len);
-}
-
-static uint64_t atom_hash(const atab_table *t, const atab_atom *a)
-{
-    return table_hash(t, atab_chars(a), atab_len(a));
-}
-
-/* The array of hash h's shard, for a lock-free reader. */
-static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
-{
-    return atab__arr_of(__atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE));
-}
-
-/* ---- the probe: one walk, three kinds of key ---- */
-
-typedef int (*match_fn)(const void *key, const atab_atom *a);
-
-/* The atom among group g's slots flagged in m whose tag agrees with h and
-** that `match` accepts, or NULL; *at (when not NULL) receives its slot. */
-ATAB__INLINE const atab_atom *group_find(atab__arr v, size_t g, uint32_t m, uint64_t h,
-                                         match_fn match, const void *key, size_t *at)
-{
-    const uint64_t *slots = (const uint64_t *)(const void *)(atab__group_ctrl(v, g) + ATAB__GROUP);
-    for (; m; m &= m - 1) {
-        unsigned j = (unsigned)__builtin_ctz(m);
-        uint64_t s = atab__load_slot(&slots[j]);
-        if (atab__slot_may_match(s, h) && match(key, atab__slot_atom(s))) {
-            if (at)
-                *at = g * ATAB__GROUP + j;
-            return atab__slot_atom(s);
-        }
-    }
-    return NULL;
-}
-
-/* The atom in groups A and B of h that `match` accepts, or NULL; *at (when
-** not NULL) receives its slot. B's control bytes are read only after A's
-** slots: a kick puts a key in its group B before its slot in A is emptied
-** and reused, so a probe that finds that slot reused finds the key in B. */
-ATAB__INLINE const atab_atom *probe_ab(atab__arr v, uint64_t h, match_fn match,
-                                       const void *key, size_t *at)
-{
-    size_t ga = atab__h_group(h, v.ngroups);
-    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
-    ATAB__PAUSE("probe:group_a", atab__group_ctrl(v, ga));
-    const atab_atom *a = group_find(v, ga, ma, h, match, key, at);
-    if (!a) {
-        size_t gb = atab__h_group2(h, v.ngroups);
-        a = group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h, match, key,
-                       at);
-    }
-    return a;
-}
-
-/* The probe from group B on, while the group read has no empty slot, in an
-** array whose keys overflowed (table.h). */
-ATAB__INLINE const atab_atom *probe_from_b(atab__arr v, uint64_t h, match_fn match,
-                                           const void *key, size_t *at)
-{
-    unsigned c = atab__h_ctrl(h);
-    size_t g = atab__h_group2(h, v.ngroups);
-    for (size_t n = 0; n < v.ngroups; n++) {
-        atab__group gr = atab__group_read(v, g, c);
-        const atab_atom *a = group_find(v, g, gr.match, h, match, key, at);
-        if (a || gr.empty || !v.overflow)
-            return a;
-        if (++g == v.ngroups)
-            g = 0;
-    }
-    return NULL;
-}
-
-/* The atom in v that `match` accepts for a key of hash h, or NULL; *at
-** (when not NULL) receives its slot. Safe without the shard's lock inside
-** a section: it reads each group's control bytes at once, then only the
-** slots they flag, each with an acquire load. */
-ATAB__INLINE const atab_atom *probe(atab__arr v, uint64_t h, match_fn match,
-                                    const void *key, size_t *at)
-{
-    const atab_atom *a = probe_ab(v, h, match, key, at);
-    return a || !v.overflow ? a : probe_from_b(v, h, match, key, at);
-}
-
-/* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
-typedef struct short_key {
-    const char *s;
-    size_t len;
-} short_key;
-
-ATAB__INLINE int match_short(const void *key, const atab_atom *a)
-{
-    const short_key *k = key;
-    if (k->len > ATAB__SHORT_KEY)
-        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
-    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
-}
-
-ATAB__INLINE int match_key(const void *key, const atab_atom *a)
-{
-    return atab__key_equals(key, a);
-}
-
-ATAB__INLINE int match_atom(const void *key, const atab_atom *a)
-{
-    return key == a;
 }
 
 /* ---- slot arrays (shard lock held) ---- */
@@ -307,7 +198,7 @@ static uint64_t fill(atab_table *t, uint64_t to, uint64_t from)
     for (size_t j = 0; is_array(from) && j < atab__arr_cap(ov); j++) {
         if (atab__slot_full(ov, j)) {
             uint64_t s = *atab__slot_ptr(ov, j);
-            uint64_t h = atom_hash(t, atab__slot_atom(s));
+            uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
             size_t i = find_free(nv, h, &overflow);
             *atab__slot_ptr(nv, i) = s;   /* same tag: the hash did not change */
             atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = (uint8_t)atab__h_ctrl(h);
@@ -394,7 +285,7 @@ static size_t kick(atab_table *t, atab__arr v, size_t g)
 {
     for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
         uint64_t s = *atab__slot_ptr(v, i);
-        uint64_t h = atom_hash(t, atab__slot_atom(s));
+        uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
         size_t b = atab__h_group2(h, v.ngroups);
         uint32_t f;
         if (atab__h_group(h, v.ngroups) != g || b == g ||
@@ -442,7 +333,7 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
     return 0;
 }
 
-/* ---- finding and inserting ---- */
+/* ---- finding and inserting under the shard's lock ---- */
 
 /* A new atom for key k (count 1), in a block this thread kept from its
 ** sweep when it has one of that length; or NULL (error set). When an
@@ -465,8 +356,8 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
 ** with `insert` a new atom. A dynamic atom found gets a reference on its
 ** count. Called outside any section: the grace period after a rebuild
 ** waits for them. */
-static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
-                                              const char *u8, int insert_new)
+const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
+                                             const char *u8, int insert_new)
 {
     atab__shard *sh = shard_of(t, k->hash);
     uint64_t retired = 0;
@@ -474,7 +365,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     const atab_atom *a = NULL;
 
     atab__lock_take(&sh->lock);
-    if ((a = probe(atab__arr_of(*sh->arr), k->hash, match_key, k, NULL)) != NULL) {
+    if ((a = atab__probe(atab__arr_of(*sh->arr), k->hash, atab__match_key, k, NULL)) != NULL) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
     } else if ((a = atab__static_lookup(t, u8, k->len)) != NULL) {
@@ -497,273 +388,6 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
         atab__synchronize(t);
         free_arr(t, retired);
     }
-    return a;
-}
-
-/* After a lock-free probe missed (or met a killed atom): a lookup is done
-** unless a static atom not yet cached could match (the sets are immutable:
-** asking them takes no lock); an intern takes the lock. */
-static __attribute__((noinline)) const atab_atom *
-after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new)
-{
-    if (!insert_new && !atab__static_lookup(t, u8, k->len))
-        return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
-    return find_or_insert_locked(t, k, u8, insert_new);
-}
-
-/* This thread's record on t: the one used last, else a lookup. */
-ATAB__INLINE atab__rec *rec_of(atab_table *t)
-{
-    if (ATAB__LIKELY(atab__tls_last.id == t->id))
-        return atab__tls_last.rec;
-    return atab__rec_find(t);
-}
-
-/* Looks up, and with insert_new interns, a hashed key: a lock-free probe
-** in a section and a reference from this thread's cache, else the lock. */
-static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const char *u8,
-                                       int insert_new)
-{
-    atab__rec *r = rec_of(t);
-    if (ATAB__UNLIKELY(!r))
-        return find_or_insert_locked(t, k, u8, insert_new);
-    atab__enter_rec(r);
-    atab__arr v = shard_arr(t, k->hash);
-    ATAB__PAUSE("probe:array", t);
-    const atab_atom *a = probe(v, k->hash, match_key, k, NULL);
-    if (a && !atab_is_static(a) && atab__ref(r, a) != 0)
-        a = NULL;   /* killed by a sweep: absent */
-    atab__leave(r);
-    return a ? a : after_miss(t, k, u8, insert_new);
-}
-
-/* The short-key path's ways out, out of line so the hit path below saves
-** no registers for them. */
-static __attribute__((noinline)) const atab_atom *
-short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
-{
-    atab__key k = {s, NULL, 0, len, h};
-    return find_or_insert(t, &k, s, insert_new);
-}
-
-static __attribute__((noinline)) const atab_atom *
-short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
-{
-    if (!insert_new && len > t->static_maxlen)
-        return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
-    atab__key k = {s, NULL, 0, len, h};
-    return insert_new ? find_or_insert_locked(t, &k, s, 1) : after_miss(t, &k, s, 0);
-}
-
-/* A found atom's end of the short-key path: its reference, then leave. */
-ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const atab_atom *a,
-                                          const char *s, size_t len, uint64_t h,
-                                          int insert_new)
-{
-    if (!atab_is_static(a) && ATAB__UNLIKELY(atab__ref(r, a) != 0)) {
-        atab__leave(r);   /* killed by a sweep: absent */
-        return short_missed(t, s, len, h, insert_new);
-    }
-    atab__leave(r);
-    return a;
-}
-
-/* The short-key path past both groups, in an array whose keys overflowed
-** (rare), in this thread's open section (the shard's array, read again,
-** may be a newer one: as good to probe). */
-static __attribute__((noinline)) const atab_atom *
-short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
-{
-    short_key k = {s, len};
-    const atab_atom *a = probe_from_b(shard_arr(t, h), h, match_short, &k, NULL);
-    if (a)
-        return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
-    atab__leave(atab__tls_last.rec);
-    return short_missed(t, s, len, h, insert_new);
-}
-
-/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): no
-** call but tail calls, no key built on the stack. */
-ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
-                                           int insert_new)
-{
-    uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
-    if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
-        return short_general(t, s, len, h, insert_new);   /* first visit, another table,
-                                                             or readers must fence */
-    short_key k = {s, len};
-    atab__enter_rec_nofence(atab__tls_last.rec);
-    atab__arr v = shard_arr(t, h);
-    const atab_atom *a = probe_ab(v, h, match_short, &k, NULL);
-    if (!a) {
-        if (ATAB__UNLIKELY(v.overflow))
-            return short_past_b(t, s, len, h, insert_new);
-        atab__leave(atab__tls_last.rec);
-        return short_missed(t, s, len, h, insert_new);
-    }
-    return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
-}
-
-static int check_bytes(atab_table *t, const void *s, size_t len)
-{
-    if (!t || (!s && len > 0)) {
-        atab__set_error(ATAB_EINVAL);
-        return -1;
-    }
-    if (len > ATAB_MAX_LEN) {
-        atab__set_error(ATAB_ETOOLONG);
-        return -1;
-    }
-    return 0;
-}
-
-static __attribute__((noinline)) const atab_atom *
-intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
-{
-    if (check_bytes(t, s, len) != 0)
-        return NULL;
-    s = len ? s : "";
-    atab__key k = {s, NULL, 0, len, table_hash(t, s, len)};
-    return find_or_insert(t, &k, s, insert_new);
-}
-
-static __attribute__((noinline)) const atab_atom *
-lookup_short(atab_table *t, const char *s, size_t len)
-{
-    return intern_short(t, s, len, 0);
-}
-
-/* The short path inline here: a longer key pays nothing for it but a
-** compare, since intern_bytes is a tail call. */
-const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
-{
-    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
-        return intern_short(t, s, len, 1);
-    return intern_bytes(t, s, len, 1);
-}
-
-const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
-{
-    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))
-        return lookup_short(t, s, len);
-    return intern_bytes(t, s, len, 0);
-}
-
-const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
-{
-    if (!s)
-        return atab__fail(ATAB_EINVAL);
-    return atab_intern(t, s, strlen(s));
-}
-
-/* UTF-16: short text is converted on the stack and goes the UTF-8 way;
-** longer text is hashed and compared chunk by chunk, never copied. */
-static const atab_atom *intern_u16(atab_table *t, const uint16_t *s, size_t n, int insert_new)
-{
-    char buf[ATAB__U16_STACK];
-    size_t len8 = 0;
-    if (check_bytes(t, s, n) != 0)
-        return NULL;
-    int rc = atab__utf16_measure(s, n, &len8);
-    if (rc != ATAB_OK)
-        return atab__fail(rc);
-    if (len8 <= sizeof buf) {
-        atab__utf16_encode(buf, s, n);
-        return intern_bytes(t, buf, len8, insert_new);
-    }
-    atab__key k = {NULL, s, n, len8, 0};
-    k.hash = atab__hash_key_u16(t->seed, &k);
-    return find_or_insert(t, &k, NULL, insert_new);   /* statics are shorter */
-}
-
-const atab_atom *atab_intern_utf16(atab_table *t, const uint16_t *s, size_t len)
-{
-    return intern_u16(t, s, len, 1);
-}
-
-const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
-{
-    return intern_u16(t, s, len, 0);
-}
-
-/* ---- ASCII-lowercase interning ---- */
-
-#define LOWER_STACK 256   /* atab_intern_lower folds keys up to this on the stack */
-#define LSB8 UINT64_C(0x0101010101010101)
-#define MSB8 UINT64_C(0x8080808080808080)
-
-/* Bit 7 of each byte of w that is 'A'..'Z' (SWAR: with bit 7 masked off
-** no sum carries into the next byte; non-ASCII bytes are left out). */
-static inline uint64_t upper_bytes(uint64_t w)
-{
-    uint64_t x = w & ~MSB8;
-    return (x + 0x3f * LSB8) & ~(x + 0x25 * LSB8) & ~w & MSB8;
-}
-
-/* Does s hold an uppercase ASCII byte? Read in place, a word at a time. */
-static int has_upper(const char *s, size_t len)
-{
-    uint64_t w, m = 0;
-    size_t i = 0;
-    for (; i + 8 <= len && !m; i += 8)
-        memcpy(&w, s + i, 8), m = upper_bytes(w);
-    for (; i < len && !m; i++)
-        m = (unsigned)(unsigned char)s[i] - 'A' < 26u;
-    return m != 0;
-}
-
-/* dst = s with 'A'..'Z' folded to 'a'..'z' (bit 5 set). */
-/* (out of line: GCC cannot tell that it fills dst, and warns) */
-static __attribute__((noinline)) void fold_lower(char *dst, const char *s, size_t len)
-{
-    uint64_t w;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        memcpy(&w, s + i, 8);
-        w |= upper_bytes(w) >> 2;   /* bit 7 -> bit 5: +0x20 */
-        memcpy(dst + i, &w, 8);
-    }
-    for (; i < len; i++)
-        dst[i] = (char)((unsigned)(unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
-}
-
-/* Already lowercase: interned in place (no copy). Else folded on the stack
-** or, past LOWER_STACK bytes, in a block from the table's allocator (which
-** may fail: ATAB_ENOMEM or ATAB_ELIMIT, the table unchanged). */
-const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len)
-{
-    char local[LOWER_STACK], *buf = local;
-    if (check_bytes(t, s, len) != 0)
-        return NULL;
-    if (!has_upper(s, len))
-        return atab_intern(t, s, len);
-    if (len > sizeof local && !(buf = atab__alloc(t, len)))
-        return NULL;
-    fold_lower(buf, s, len);
-    const atab_atom *a = atab_intern(t, buf, len);
-    if (buf != local)
-        atab__free(t, buf, len);
-    return a;
-}
-
-/* The UTF-16 twin: units 'A'..'Z' folded, the rest as they are. */
-const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_t len)
-{
-    uint16_t local[LOWER_STACK / 2], *buf = local;
-    size_t i = 0;
-    if (check_bytes(t, s, len) != 0)
-        return NULL;
-    while (i < len && (unsigned)s[i] - 'A' >= 26u)
-        i++;
-    if (i == len)
-        return atab_intern_utf16(t, s, len);
-    if (len > LOWER_STACK / 2 && !(buf = atab__alloc(t, len * sizeof *buf)))
-        return NULL;
-    for (i = 0; i < len; i++)
-        buf[i] = (uint16_t)((unsigned)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
-    const atab_atom *a = atab_intern_utf16(t, buf, len);
-    if (buf != local)
-        atab__free(t, buf, len * sizeof *buf);
     return a;
 }
 
@@ -932,7 +556,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0, spared = 0;
     for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
-        h[i] = atom_hash(t, q[i]);
+        h[i] = atab__atom_hash(t, q[i]);
         start[atab__h_shard(h[i]) + 1]++;
     }
     for (unsigned s = 0; s < ATAB__SHARDS; s++)
@@ -949,7 +573,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
             if (left == ATAB__REF_DEAD) {
                 atab__arr v = atab__arr_of(*sh->arr);
                 size_t at;
-                if (probe(v, h[i], match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
+                if (atab__probe(v, h[i], atab__match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
                     erase(sh, v, at);
                     dead++;
                 } else {
@@ -972,9 +596,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
 }
 
-/* A thread whose queue is full sweeps it, and puts it back empty; one that
-** queued an atom with no queue yet makes one. */
-static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
+void atab__queue_due(atab_table *t, atab__rec *r)
 {
     uint32_t n = 0;
     const atab_atom **q = NULL;
@@ -985,95 +607,13 @@ static __attribute__((noinline)) void queue_due(atab_table *t, atab__rec *r)
     atab__queue_put(t, r, q);
 }
 
-/* The sweep a release triggers runs on the releasing thread; another
-** thread crossing the threshold meanwhile goes on without waiting. */
-static __attribute__((noinline)) void sweep_at_threshold(atab_table *t)
+void atab__sweep_at_threshold(atab_table *t)
 {
     if (pthread_mutex_trylock(&t->sweep_lock) != 0)
         return;
     if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
         sweep(t);
     pthread_mutex_unlock(&t->sweep_lock);
-}
-
-/* After a release: a full sweep once t->unused reaches the threshold. */
-ATAB__INLINE void maybe_sweep(atab_table *t)
-{
-    if (ATAB__UNLIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
-        sweep_at_threshold(t);
-}
-
-/* ---- release ---- */
-
-#ifdef ATAB_DEBUG
-/* Debug builds: is `a` a dynamic atom of t? Looked up by its hash and its
-** address under the shard lock, before anything touches its count, so a
-** pointer that is not an atom (or another table's) is refused. `a` must
-** still point to readable memory with a header. */
-static int owns_atom(atab_table *t, const atab_atom *a)
-{
-    uint64_t h = atom_hash(t, a);
-    atab__shard *sh = shard_of(t, h);
-    atab__lock_take(&sh->lock);
-    int found = probe(atab__arr_of(*sh->arr), h, match_atom, a, NULL) != NULL;
-    atab__lock_drop(&sh->lock);
-    return found;
-}
-#endif
-
-int atab_release(atab_table *t, const atab_atom *a)
-{
-    int rc;
-    if (!t || !a) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    if (atab_is_static(a))
-        return ATAB_OK;
-#ifdef ATAB_DEBUG
-    if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-#endif
-    atab__rec *r = rec_of(t);
-    if (ATAB__LIKELY(r != NULL)) {
-        atab__enter_rec(r);
-        rc = atab__unref(t, r, a);
-        atab__leave(r);
-        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
-            queue_due(t, r);
-    } else {
-        rc = atab__unref_direct(t, a);
-    }
-    maybe_sweep(t);
-    return rc;
-}
-
-const atab_atom *atab_ref(const atab_atom *a)
-{
-    if (a && !atab_is_static(a))
-        atab__count_take(a, 1);
-    return a;
-}
-
-/* Each a release of its own (a refused one changes nothing, so the rest go
-** on); the error reported is the first one. */
-int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n)
-{
-    int first = ATAB_OK;
-    if (!t || (!atoms && n)) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int rc = atoms[i] ? atab_release(t, atoms[i]) : ATAB_OK;   /* NULL: skipped */
-        if (first == ATAB_OK)
-            first = rc;
-    }
-    if (first != ATAB_OK)
-        atab__set_error(first);   /* the first, not the last */
-    return first;
 }
 
 /* ---- statistics and visits ---- */
@@ -1223,7 +763,7 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
     }
     if (v != local)
         atab__free(t, v, cap * sizeof *v);
-    maybe_sweep(t);
+    atab__maybe_sweep(t);
     return rc;
 }
 
@@ -1255,10 +795,10 @@ const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
         return atab__fail(ATAB_EINVAL);
     if (atab_is_static(a))
         return a;   /* read-only data: no reference, no count */
-    atab__rec *r = rec_of(t);
+    atab__rec *r = atab__rec_of(t);
     if (ATAB__LIKELY(r != NULL)) {
         atab__enter_rec(r);
-        atab__ref(r, a);   /* the caller holds a: never killed */
+        atab__ref(t, r, a, atab__atom_hash(t, a));   /* the caller holds a: never killed */
         atab__leave(r);
     } else {
         atab__count_take(a, 1);

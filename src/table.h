@@ -312,31 +312,6 @@ static inline size_t *atab__acct(const atab_table *t)
     return atab__tls_last.id == t->id ? &atab__tls_last.rec->bytes : NULL;
 }
 
-/* Takes one reference on a (dynamic) atom, inside a section (thread.h): a
-** spare from the cache, else from the count. -1 when a sweep has killed the atom (it
-** is absent). A spare is taken only while the count is not 0 (one test of
-** the atom's header, which the key compare has just read): a release that
-** took another thread's spares away leaves the count at 0 (it drops all
-** it can see), and the take finds it there. The spares are gone from the
-** count, so they go from the entry too, the misuse is counted (in the
-** record: the table's line would cost the hit path registers), and the
-** reference comes from the count. All inline, for the same reason. */
-static inline int atab__ref(atab__rec *r, const atab_atom *a)
-{
-    uintptr_t *e;
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) && atab__spares(*e))) {
-        uint32_t w = __atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED);
-        if (ATAB__LIKELY(w & ATAB__REF_COUNT)) {
-            --*e;
-            return 0;
-        }
-        if (w < ATAB__REF_SAT)   /* not saturated (count bits 0): over-released */
-            __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
-        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
-    }
-    return atab__count_take(a, 1);
-}
-
 /* Could one of t's static sets hold these bytes? Only the sets' miss
 ** filters: no hashing, inline, so a lookup that misses the table and every
 ** set (most misses) pays a few loads and a multiply. */
@@ -357,6 +332,49 @@ static inline const atab_atom *atab__static_lookup(const atab_table *t, const ch
                                                    size_t len)
 {
     return s && atab__static_may_hold(t, s, len) ? atab__static_find(t, s, len) : NULL;
+}
+
+/* The hash of t for these bytes: the short keys' with the table's keys
+** (equal to atab__hash_bytes with t's seed). */
+static inline uint64_t atab__table_hash(const atab_table *t, const char *s, size_t len)
+{
+    return len <= ATAB__SHORT_KEY ? atab__hash_short_keyed(&t->hkeys, s, len)
+                                  : atab__hash_bytes(t->seed, s, len);
+}
+
+static inline uint64_t atab__atom_hash(const atab_table *t, const atab_atom *a)
+{
+    return atab__table_hash(t, atab_chars(a), atab_len(a));
+}
+
+/* This thread's record on t: the one used last, else a lookup (NULL when
+** none can be had: thread.h). */
+ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
+{
+    if (ATAB__LIKELY(atab__tls_last.id == t->id))
+        return atab__tls_last.rec;
+    return atab__rec_find(t);
+}
+
+/* Under k's shard's lock (table.c): finds the key again, else a static
+** atom (cached in the shard), else with `insert_new` a new atom; a dynamic
+** atom found or made comes with a reference. NULL with the error set
+** (ATAB_OK when a lookup found nothing). Called outside any section. */
+ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
+                                                          const char *u8, int insert_new);
+
+/* After a release (table.c): a thread whose queue is full sweeps it and
+** puts it back empty (one that queued an atom with no queue yet makes
+** one); a full sweep once t->unused reaches the threshold, on the
+** releasing thread (another thread crossing it meanwhile goes on without
+** waiting). Outside any section. */
+ATAB__HIDDEN void atab__queue_due(atab_table *t, atab__rec *r);
+ATAB__HIDDEN void atab__sweep_at_threshold(atab_table *t);
+
+static inline void atab__maybe_sweep(atab_table *t)
+{
+    if (ATAB__UNLIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
+        atab__sweep_at_threshold(t);
 }
 
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot

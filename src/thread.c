@@ -287,11 +287,11 @@ static void free_queue(atab_table *t, atab__rec *r)
 /* Gives an entry's spares back to its atom's count and frees the entry. An
 ** atom left unused by them is counted towards t->unused, unless a release
 ** through this entry counted it already. */
-static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
+static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 {
     unsigned n = atab__spares(*e);
-    if (n) {
-        const atab_atom *a = (const atab_atom *)(*e & ~(uintptr_t)ATAB__ENT_BITS);
+    if (n && !(*e & ATAB__ENT_STATIC)) {   /* a static atom has no count */
+        const atab_atom *a = atab__ent_atom(*e);
         int what = atab__count_drop(a, n, 0, queue_room(r));
         if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
             dropped(t, r, a, what);
@@ -299,33 +299,75 @@ static void give_back(atab_table *t, atab__rec *r, uintptr_t *e)
     *e = 0;
 }
 
-/* The entry for a, taken over from the atom that had it (whose spares go
-** back to its count). */
-static uintptr_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a)
+/* The entry of hash h for a, taken over from the atom that had it (whose
+** spares go back to its count). A dynamic atom is marked SPARED (atom.h):
+** its entry may hold spares from now on, so a queue sweep leaves it to a
+** full sweep, whose flush empties the entry first (the caller holds a
+** reference on it). */
+static uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
-    uintptr_t *e = atab__cache_slot(r, a);
+    uint64_t *e = atab__cache_slot(r, h);
     if (*e)
         give_back(t, r, e);
-    *e = (uintptr_t)a;
+    if (!atab_is_static(a))
+        atab__count_mark_spared(a);
+    *e = (uint64_t)(uintptr_t)a;
     return e;
 }
 
-int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
+int atab__ent_stale(atab__rec *r, uint64_t *e)
+{
+    uint64_t x = *e;
+    if (__atomic_load_n(atab__count_word(atab__ent_atom(x)), __ATOMIC_RELAXED) >= ATAB__REF_SAT)
+        return 0;   /* saturated: its count bits say nothing */
+    __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
+    *e = x & (ATAB__ENT_ONE - 1);   /* gone from the count: from the entry too */
+    return -1;
+}
+
+int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    if (!atab__cache_ours(r))
+        return atab_is_static(a) ? 0 : atab__count_take(a, 1);
+    uint64_t *e = atab__cache_slot(r, h);
+    if (atab_is_static(a)) {   /* no count: the entry keeps it for the next hits */
+        if (atab__ent_atom(*e) != a)
+            make_entry(t, r, a, h);
+        *e = (uint64_t)(uintptr_t)a | ATAB__ENT_STATIC |
+             (uint64_t)ATAB__STATIC_SPARES * ATAB__ENT_ONE;
+        return 0;
+    }
+    if (atab__ent_atom(*e) != a || t->checked_refs) {   /* first hit here: one reference */
+        if (atab__count_take(a, 1) != 0)
+            return -1;
+        if (!t->checked_refs)   /* a checked table's caches keep no spares */
+            make_entry(t, r, a, h);
+        return 0;
+    }
+    /* Its next hit with no spare: the caller's reference and spares for the
+    ** hits after it, in one CAS (a saturated count takes none: the spares
+    ** are then only a way to find it). */
+    if (atab__count_take(a, ATAB__SPARE_TAKE) != 0)
+        return -1;
+    *e += (ATAB__SPARE_TAKE - 1) * ATAB__ENT_ONE;
+    return 0;
+}
+
+int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
     if (!atab__cache_ours(r))
         return atab__unref_direct(t, a);
-    uintptr_t *e = atab__cache_find(r, a);
+    uint64_t *e = atab__cache_find(r, a, h);
     unsigned own = e ? atab__spares(*e) : 0;
     uint32_t c = atab__count(a);
     if (c >= ATAB__REF_SAT)
         return ATAB_OK;   /* saturated: counts no more */
     if (c > own + 1) {   /* others hold it too */
-        if (own == ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
+        if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
-            e = make_entry(t, r, a);
-        atab__count_mark_spared(a);   /* a queue sweep leaves it to a full one */
-        ++*e;   /* the count holds it: kept as a spare */
+            e = make_entry(t, r, a, h);   /* marks it SPARED */
+        *e += ATAB__ENT_ONE;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
     if (c < own + 1)   /* the count is this thread's spares: the caller holds none */
@@ -337,7 +379,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a)
     if (e) {
         if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
             what = ATAB__DROP_LIVE;   /* counted already */
-        *e &= ~(uintptr_t)ATAB__SPARE_MAX;
+        *e &= ATAB__ENT_ONE - 1;   /* no spares left */
         if (what == ATAB__DROP_UNUSED)
             *e |= ATAB__ENT_ZERO;   /* counted now (a queued atom is not) */
     }

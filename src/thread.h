@@ -15,11 +15,13 @@
 **
 ** Spare references. An atom's count includes the references the caches
 ** hold in reserve (atom.h), so the count alone decides whether an atom is
-** unused, without looking at any cache. A release keeps the reference as a
-** spare in the thread's cache entry for the atom (creating the entry), and
-** a hit takes a spare back from it: hits and releases of the same atoms
+** unused, without looking at any cache. The cache is found by the key's
+** hash, so a hit looks there before it probes the table, and takes a spare
+** from the entry that names its atom; a release keeps the reference as a
+** spare in that entry (creating it): hits and releases of the same atoms
 ** write nothing shared, however many threads make them. A hit with no
-** spare takes a reference from the count (one CAS). Spares come back to
+** spare takes references from the count (one CAS: one, or a batch of
+** spares when the entry is the atom's already). Spares come back to
 ** the counts when an entry is evicted, when the thread exits, and when a
 ** flush asks for them (every sweep, reports): a flusher raises the
 ** record's flush_req, after which the owner leaves its cache alone and
@@ -53,26 +55,43 @@
 
 #include "atom.h"
 
-#define ATAB__CACHE_SIZE 256   /* entries, direct-mapped by address */
-/* An entry is one word: the atom's address (8-aligned: atom.c checks), the
-** spares it holds in bits 0-1, and bit 2 set once a release through it has
-** left the atom with no holder (counted towards t->unused once per entry,
-** as a sweep candidate). 0 is a free entry. An entry keeps spares only
-** while the count says someone else holds the atom too, so a release of a
+#define ATAB__CACHE_SIZE 1024   /* entries, direct-mapped by the key's hash */
+/* An entry is one word: the atom's address (bits 2-47: atoms are 4-aligned,
+** dynamic ones below 2^48: atom.c checks), the spares it holds in bits
+** 48-63, bit 1 set once a release through it has left the atom with no
+** holder (counted towards t->unused once per entry, as a sweep candidate),
+** bit 0 set for a static atom (which needs no spares: it is never freed;
+** its entry shows ATAB__STATIC_SPARES, taken as any, which go nowhere). 0
+** is a free entry. An entry is found by the hash of the atom's characters,
+** so a hit finds its atom there before it probes the table: an entry with
+** spares (or a static one) keeps its atom alive, so its characters may be
+** read and compared with the key; an entry without is only an address,
+** never read through. A hit that finds its atom in the table with no spare
+** in the entry takes ATAB__SPARE_TAKE references with one CAS when the
+** entry is the atom's already (its second hit in a row there), else one.
+**
+** An entry keeps spares only while the count says someone else holds the
+** atom too, or the caller's reference came with them, so a release of a
 ** reference nobody holds is seen at once (the count is at this thread's
 ** spares) unless another thread still holds one or keeps spares. A double
 ** release that takes another thread's spares leaves the count below them,
 ** which nothing legitimate does (every count holds every cache's spares
 ** for its atom), and at 0 (it drops all it can see): that thread's next
-** take of a spare checks for a count at 0 (atab__ref, table.h), and a
-** queue sweep never kills an atom a cache has kept spares of (atom.h:
-** SPARED), which waits for a full sweep, whose flush gives every entry's
-** spares back first (refused there, and counted, when the count is
-** short). ATAB_CHECKED_REFS tables keep no spares (atab__unref_slow never
-** makes an entry). */
-#define ATAB__SPARE_MAX 3u
-#define ATAB__ENT_ZERO 4u
-#define ATAB__ENT_BITS 7u
+** take of a spare checks for a count at 0 (atab__ent_usable: the atom's
+** header, which the key compare has just read), and a queue sweep never
+** kills an atom a cache has kept spares of (atom.h: SPARED, set by
+** whatever gives an entry spares), which waits for a full sweep, whose
+** flush gives every entry's spares back first (refused there, and
+** counted, when the count is short): no entry with spares ever names a
+** freed atom. ATAB_CHECKED_REFS tables keep no spares of dynamic atoms (no
+** entry is made for one). */
+#define ATAB__ENT_ONE (UINT64_C(1) << 48)   /* one spare */
+#define ATAB__ENT_ADDR UINT64_C(0x0000fffffffffffc)
+#define ATAB__ENT_STATIC 1u
+#define ATAB__ENT_ZERO 2u
+#define ATAB__STATIC_SPARES 0xffffu
+#define ATAB__SPARE_MAX 1024u   /* spares an entry keeps from releases */
+#define ATAB__SPARE_TAKE 32u    /* references a refill takes: the caller's and spares */
 
 typedef struct atab__rec {
     uint64_t seq;             /* odd inside a section; only the owner writes */
@@ -91,7 +110,7 @@ typedef struct atab__rec {
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
     void *raw;                /* the allocation holding this aligned record */
-    uintptr_t e[ATAB__CACHE_SIZE];
+    uint64_t e[ATAB__CACHE_SIZE];
 } __attribute__((aligned(64))) atab__rec;
 
 /* The record this thread used last, for the one-compare fast path. */
@@ -135,25 +154,29 @@ static inline void atab__leave(atab__rec *r)
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
-/* The cache entry an atom's spares may live in (one word per atom: a
-** compare finds it, and only atoms hot in one thread keep theirs). */
-static inline uintptr_t *atab__cache_slot(atab__rec *r, const atab_atom *a)
+/* The cache entry of a key or atom of hash h (table.h: the table's hash of
+** its characters). */
+static inline uint64_t *atab__cache_slot(atab__rec *r, uint64_t h)
 {
-    uintptr_t x = (uintptr_t)a;
-    return &r->e[(x >> 4 ^ x >> 12) % ATAB__CACHE_SIZE];
+    return &r->e[h % ATAB__CACHE_SIZE];
 }
 
-/* The cache entry for a, or NULL. Inside a section only, and only while
-** atab__cache_ours(r). */
-static inline uintptr_t *atab__cache_find(atab__rec *r, const atab_atom *a)
+static inline const atab_atom *atab__ent_atom(uint64_t e)
 {
-    uintptr_t *e = atab__cache_slot(r, a);
-    return (*e & ~(uintptr_t)ATAB__ENT_BITS) == (uintptr_t)a ? e : NULL;
+    return (const atab_atom *)(uintptr_t)(e & ATAB__ENT_ADDR);
 }
 
-static inline unsigned atab__spares(uintptr_t e)
+static inline unsigned atab__spares(uint64_t e)
 {
-    return (unsigned)(e & ATAB__SPARE_MAX);
+    return (unsigned)(e >> 48);
+}
+
+/* The cache entry for a, of hash h, or NULL. Inside a section only, and
+** only while atab__cache_ours(r). */
+static inline uint64_t *atab__cache_find(atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    uint64_t *e = atab__cache_slot(r, h);
+    return atab__ent_atom(*e) == a ? e : NULL;
 }
 
 /* May the owner use its cache in this section (no flusher holds it)? */
@@ -162,25 +185,73 @@ static inline int atab__cache_ours(atab__rec *r)
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
 }
 
-/* Drops one reference, inside a section: kept as a spare in the cache while
-** others hold the atom too, else dropped from the count (with this
-** thread's spares, when it was the last holder it can see). ATAB_OK, or
-** ATAB_EREFS for a release of a reference nobody holds (nothing changes). */
-ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a);
-
-static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a)
+/* Does entry value e keep its atom alive (spares, or a static atom's)? */
+static inline int atab__ent_live(uint64_t e)
 {
-    uintptr_t *e;
+    return e >= ATAB__ENT_ONE;
+}
+
+/* May a spare be taken from live entry value e of atom a? Not when a's
+** count bits are 0: an over-release took the references the spares stand
+** for (atab__ent_stale then; a saturated count, whose count bits may be 0
+** too, is told apart there). */
+static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
+{
+    return ((__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) |
+            (e & ATAB__ENT_STATIC)) != 0;
+}
+
+/* For a live entry *e whose atom's count bits are 0: 0 when the count is
+** saturated (the spare may be taken), else -1 with the over-release
+** counted (r->misuse) and the entry's spares dropped (they are gone from
+** the count). Inside a section, while atab__cache_ours(r). */
+ATAB__HIDDEN int atab__ent_stale(atab__rec *r, uint64_t *e);
+
+/* A hit from the cache, inside a section, while atab__cache_ours(r): takes
+** a spare of the atom at *e (atab__ent_live, atab__ent_usable), whose
+** characters the caller compared with its key. */
+static inline void atab__ent_take(uint64_t *e, uint64_t x)
+{
+    *e = x - ATAB__ENT_ONE;
+}
+
+/* Takes one reference on atom a of hash h, which the caller found in the
+** table inside a section: a spare from the cache; else from the count,
+** with spares for the entry when it is a's already; a static atom takes
+** the entry. -1 when a sweep has killed the atom (it is absent). */
+ATAB__HIDDEN int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
+
+static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    uint64_t *e = atab__cache_slot(r, h), x;
+    if (ATAB__LIKELY(atab__cache_ours(r) && atab__ent_atom(x = *e) == a && x >= ATAB__ENT_ONE &&
+                     (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0))) {
+        atab__ent_take(e, x);
+        return 0;
+    }
+    return atab__ref_slow(t, r, a, h);
+}
+
+/* Drops one reference on dynamic atom a of hash h, inside a section: kept
+** as a spare in the cache while others hold the atom too, else dropped
+** from the count (with this thread's spares, when it was the last holder
+** it can see). ATAB_OK, or ATAB_EREFS for a release of a reference nobody
+** holds (nothing changes). */
+ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
+
+static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    uint64_t *e = atab__cache_slot(r, h), x;
     /* a spare only while the count holds more than this thread's spares
     ** and the caller's reference: a cache never keeps an atom alive that
     ** nobody holds (the slow path drops the last reference instead) */
-    if (ATAB__LIKELY(atab__cache_ours(r) && (e = atab__cache_find(r, a)) &&
-                     atab__spares(*e) < ATAB__SPARE_MAX &&
-                     atab__count(a) > atab__spares(*e) + 1)) {
-        ++*e;
+    if (ATAB__LIKELY(atab__cache_ours(r) && atab__ent_atom(x = *e) == a &&
+                     atab__spares(x) < ATAB__SPARE_MAX &&
+                     atab__count(a) > atab__spares(x) + 1)) {
+        *e = x + ATAB__ENT_ONE;
         return ATAB_OK;
     }
-    return atab__unref_slow(t, r, a);
+    return atab__unref_slow(t, r, a, h);
 }
 
 #define ATAB__RECYCLE_LENS 32   /* lengths whose dead atoms' blocks a thread keeps */

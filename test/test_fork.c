@@ -326,12 +326,78 @@ static void a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps(void **sta
     atab_table_free(c.t);
 }
 
+/* A thread whose cache holds spares of an atom it also holds once, parked
+** outside any section at the fork. */
+typedef struct spares_case {
+    atab_table *t;
+    const atab_atom *a;
+    sem_t ready, done;
+} spares_case;
+
+static void *do_hits_then_park(void *arg)
+{
+    spares_case *c = arg;
+    for (int i = 0; i < 40; i++)   /* hits: spares taken in bulk */
+        atab_intern_cstr(c->t, atab_chars(c->a));
+    for (int i = 0; i < 39; i++)
+        atab_release(c->t, c->a);   /* one reference kept */
+    sem_post(&c->ready);
+    while (sem_wait(&c->done) != 0)
+        ;
+    atab_release(c->t, c->a);
+    return NULL;
+}
+
+static int count_of(void *ud, const atab_atom *a, uint32_t count)
+{
+    (void)a;
+    *(uint32_t *)ud = count;
+    return ATAB_OK;
+}
+
+/* The child's count of an atom is what holders hold: the spares the
+** parent's other thread kept in its cache go back to the count, the
+** reference it held stays (its holder is gone: never freed in the child). */
+static void a_child_counts_exactly_the_references_a_parent_thread_held(void **state)
+{
+    (void)state;
+    spares_case c;
+    pthread_t th;
+    c.t = race_table(NULL);
+    c.a = atab_intern_cstr(c.t, "hit-from-a-cache");
+    sem_init(&c.ready, 0, 0);
+    sem_init(&c.done, 0, 0);
+    assert_int_equal(pthread_create(&th, NULL, do_hits_then_park, &c), 0);
+    while (sem_wait(&c.ready) != 0)
+        ;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        uint32_t count = 0;
+        int rc = atab_foreach(c.t, count_of, &count) != ATAB_OK ? 20
+                 : count != 2                                ? 21   /* this thread's + the parked one's */
+                 : atab_release(c.t, c.a) != ATAB_OK         ? 22
+                 : atab_gc(c.t) != 0                         ? 23   /* the vanished holder's stays */
+                                                             : 0;
+        _exit(rc);
+    }
+    assert_int_equal(wait_child(pid), 0);
+    sem_post(&c.done);
+    pthread_join(th, NULL);
+    assert_int_equal(atab_release(c.t, c.a), ATAB_OK);
+    assert_int_equal(atab_gc(c.t), 1);
+    atab_table_free(c.t);
+    sem_destroy(&c.ready);
+    sem_destroy(&c.done);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_child_forked_while_threads_hammer_uses_every_table),
         cmocka_unit_test(a_child_forked_while_a_reader_is_in_its_section_does_not_wait_for_it),
         cmocka_unit_test(a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps),
+        cmocka_unit_test(a_child_counts_exactly_the_references_a_parent_thread_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

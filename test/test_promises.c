@@ -187,8 +187,9 @@ static void checked_table_refuses_the_double_release(void **state)
 }
 
 /* B stops inside its hit, in its section before it takes its spare
-** ("probe:array": a key past the short-key path); main releases twice;
-** B's take then finds the count short of its spare, and keeps the atom. */
+** ("cache:entry": its cache's entry matched the key, a key past the
+** short-key path); main releases twice; B's take then finds the count
+** short of its spare, and keeps the atom. */
 static void double_release_while_the_spare_holder_is_in_its_hit(void **state)
 {
     (void)state;
@@ -206,7 +207,7 @@ static void double_release_while_the_spare_holder_is_in_its_hit(void **state)
     int x_blk = wa_watch(&wa, x);
     step_run(&b, B_INTERN_RELEASE);
     assert_int_equal(atab_release(c.t, x), ATAB_OK);
-    pause_at *p = pause_arm("probe:array", ROLE_B, c.t);
+    pause_at *p = pause_arm("cache:entry", ROLE_B, c.t);
     step_post(&b, B_INTERN);
     pause_wait(p);
     assert_int_equal(atab_release(c.t, x), ATAB_OK);   /* the double release */

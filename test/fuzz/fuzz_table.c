@@ -551,8 +551,9 @@ static uint32_t cached_spares(atab_table *t, const atab_atom *a)
 {
     uint32_t n = 0;
     for (atab__rec *r = t->recs; r; r = r->next) {
-        const uintptr_t *e = atab__cache_find(r, a);
-        n += e ? atab__spares(*e) : 0;
+        const uint64_t *e = atab__cache_find(r, a, atab__hash_bytes(t->seed, atab_chars(a),
+                                                                   atab_len(a)));
+        n += e && !(*e & ATAB__ENT_STATIC) ? atab__spares(*e) : 0;
     }
     return n;
 }

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** intern.c - the hot path: interning and looking up a string, from the
+** hash to the atom, lock-free. Contract:
+**   - a hit (the key's atom is in the table) takes no lock and writes
+**     nothing shared: it hashes the key, enters a read-side section on this
+**     thread's record (thread.h), and takes the atom and a spare reference
+**     from the record's cache, where the entry of the key's hash keeps its
+**     atom alive; else it probes the key's two groups (probe.h) and takes a
+**     reference from the cache or the atom's count;
+**   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
+**     its own whose ways out are all tail calls, so the hit saves no
+**     registers;
+**   - a miss leaves the section and finishes under the shard's lock
+**     (atab__find_or_insert_locked, table.c), which inserts;
+**   - every returned dynamic atom carries one reference for the caller;
+**     NULL comes with atab_last_error() (ATAB_OK for a lookup that found
+**     nothing);
+**   - a release hashes the atom to find its cache entry and keeps the
+**     reference there as a spare while others hold the atom, else drops it
+**     from the count; the sweeps it may start (its full queue, or the
+**     table's threshold) run after its section (table.c).
+** Sections, spares and the cache: thread.h; counts: atom.h; slot arrays:
+** table.h.
+*/
+#include "atab_int.h"
+#include "probe.h"
+
+/* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
+typedef struct short_key {
+    const char *s;
+    size_t len;
+} short_key;
+
+ATAB__INLINE int match_short(const void *key, const atab_atom *a)
+{
+    const short_key *k = key;
+    if (k->len > ATAB__SHORT_KEY)
+        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
+    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
+}
+
+/* The array of hash h's shard, for a lock-free reader. */
+static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
+{
+    return atab__arr_of(__atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE));
+}
+
+/* After a lock-free probe missed (or met a killed atom): a lookup is done
+** unless a static atom not yet cached could match (the sets are immutable:
+** asking them takes no lock); an intern takes the lock. */
+static __attribute__((noinline)) const atab_atom *
+after_miss(atab_table *t, const atab__key *k, const char *u8, int insert_new)
+{
+    if (!insert_new && !atab__static_lookup(t, u8, k->len))
+        return atab__fail(ATAB_OK);   /* absent is no error: clear a stale one */
+    return atab__find_or_insert_locked(t, k, u8, insert_new);
+}
+
+/* Looks up, and with insert_new interns, a hashed key: a lock-free probe
+** in a section and a reference from this thread's cache, else the lock. */
+static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const char *u8,
+                                       int insert_new)
+{
+    atab__rec *r = atab__rec_of(t);
+    if (ATAB__UNLIKELY(!r))
+        return atab__find_or_insert_locked(t, k, u8, insert_new);
+    atab__enter_rec(r);
+    if (ATAB__LIKELY(atab__cache_ours(r))) {
+        uint64_t *e = atab__cache_slot(r, k->hash), x = *e;
+        const atab_atom *a = atab__ent_atom(x);
+        if (atab__ent_live(x) && atab__match_key(k, a)) {
+            ATAB__PAUSE("cache:entry", t);
+            if (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0) {
+                atab__ent_take(e, x);
+                atab__leave(r);
+                return a;
+            }
+        }
+    }
+    atab__arr v = shard_arr(t, k->hash);
+    ATAB__PAUSE("probe:array", t);
+    const atab_atom *a = atab__probe(v, k->hash, atab__match_key, k, NULL);
+    if (a && atab__ref(t, r, a, k->hash) != 0)
+        a = NULL;   /* killed by a sweep: absent */
+    atab__leave(r);
+    return a ? a : after_miss(t, k, u8, insert_new);
+}
+
+/* The short-key path's ways out, out of line so the hit path below saves
+** no registers for them. */
+static __attribute__((noinline)) const atab_atom *
+short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    atab__key k = {s, NULL, 0, len, h};
+    return find_or_insert(t, &k, s, insert_new);
+}
+
+static __attribute__((noinline)) const atab_atom *
+short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    if (!insert_new && len > t->static_maxlen)
+        return atab__fail(ATAB_OK);   /* a lookup no static atom can answer */
+    atab__key k = {s, NULL, 0, len, h};
+    return insert_new ? atab__find_or_insert_locked(t, &k, s, 1) : after_miss(t, &k, s, 0);
+}
+
+/* A found atom's end of the short-key path: its reference, then leave. */
+ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const atab_atom *a,
+                                          const char *s, size_t len, uint64_t h,
+                                          int insert_new)
+{
+    if (ATAB__UNLIKELY(atab__ref(t, r, a, h) != 0)) {
+        atab__leave(r);   /* killed by a sweep: absent */
+        return short_missed(t, s, len, h, insert_new);
+    }
+    atab__leave(r);
+    return a;
+}
+
+/* The short-key path past both groups, in an array whose keys overflowed
+** (rare), in this thread's open section (the shard's array, read again,
+** may be a newer one: as good to probe). */
+static __attribute__((noinline)) const atab_atom *
+short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    short_key k = {s, len};
+    const atab_atom *a = atab__probe_from_b(shard_arr(t, h), h, match_short, &k, NULL);
+    if (a)
+        return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
+    atab__leave(atab__tls_last.rec);
+    return short_missed(t, s, len, h, insert_new);
+}
+
+/* The probe of the short-key path, in this thread's open section on its
+** last record, after its cache missed. */
+static __attribute__((noinline)) const atab_atom *
+short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    atab__rec *r = atab__tls_last.rec;
+    short_key k = {s, len};
+    atab__arr v = shard_arr(t, h);
+    const atab_atom *a = atab__probe_ab(v, h, match_short, &k, NULL);
+    if (!a) {
+        if (ATAB__UNLIKELY(v.overflow))
+            return short_past_b(t, s, len, h, insert_new);
+        atab__leave(r);
+        return short_missed(t, s, len, h, insert_new);
+    }
+    return short_found(t, r, a, s, len, h, insert_new);
+}
+
+/* The short-key path's cache hit whose atom's count bits are 0 (thread.h:
+** over-releases), in this thread's open section: the spare when the count
+** is saturated, else the probe. Out of line, so the hit path saves no
+** registers for it. */
+static __attribute__((noinline)) const atab_atom *
+short_stale(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    atab__rec *r = atab__tls_last.rec;
+    uint64_t *e = atab__cache_slot(r, h), x = *e;
+    if (atab__ent_stale(r, e) == 0) {
+        atab__ent_take(e, x);
+        atab__leave(r);
+        return atab__ent_atom(x);
+    }
+    return short_probe(t, s, len, h, insert_new);
+}
+
+/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): the
+** hash, this thread's cache, and the key compared with the atom found
+** there; everything else is a tail call, so this saves no registers. */
+ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
+                                           int insert_new)
+{
+    uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
+    if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
+        return short_general(t, s, len, h, insert_new);   /* first visit, another table,
+                                                             or readers must fence */
+    atab__rec *r = atab__tls_last.rec;
+    atab__enter_rec_nofence(r);
+    if (ATAB__LIKELY(atab__cache_ours(r))) {
+        short_key k = {s, len};
+        uint64_t *e = atab__cache_slot(r, h), x = *e;
+        const atab_atom *a = atab__ent_atom(x);
+        if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
+            if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
+                return short_stale(t, s, len, h, insert_new);
+            atab__ent_take(e, x);
+            atab__leave(r);
+            return a;
+        }
+    }
+    return short_probe(t, s, len, h, insert_new);
+}
+
+static int check_bytes(atab_table *t, const void *s, size_t len)
+{
+    if (!t || (!s && len > 0)) {
+        atab__set_error(ATAB_EINVAL);
+        return -1;
+    }
+    if (len > ATAB_MAX_LEN) {
+        atab__set_error(ATAB_ETOOLONG);
+        return -1;
+    }
+    return 0;
+}
+
+static __attribute__((noinline)) const atab_atom *
+intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
+{
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    s = len ? s : "";
+    atab__key k = {s, NULL, 0, len, atab__table_hash(t, s, len)};
+    return find_or_insert(t, &k, s, insert_new);
+}
+
+static __attribute__((noinline)) const atab_atom *
+lookup_short(atab_table *t, const char *s, size_t len)
+{
+    return intern_short(t, s, len, 0);
+}
+
+/* The short path inline here: a longer key pays nothing for it but a
+** compare, since intern_bytes is a tail call. */
+const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
+{
+    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
+        return intern_short(t, s, len, 1);
+    return intern_bytes(t, s, len, 1);
+}
+
+const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
+{
+    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))
+        return lookup_short(t, s, len);
+    return intern_bytes(t, s, len, 0);
+}
+
+const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
+{
+    if (!s)
+        return atab__fail(ATAB_EINVAL);
+    return atab_intern(t, s, strlen(s));
+}
+
+/* UTF-16: short text is converted on the stack and goes the UTF-8 way;
+** longer text is hashed and compared chunk by chunk, never copied. */
+static const atab_atom *intern_u16(atab_table *t, const uint16_t *s, size_t n, int insert_new)
+{
+    char buf[ATAB__U16_STACK];
+    size_t len8 = 0;
+    if (check_bytes(t, s, n) != 0)
+        return NULL;
+    int rc = atab__utf16_measure(s, n, &len8);
+    if (rc != ATAB_OK)
+        return atab__fail(rc);
+    if (len8 <= sizeof buf) {
+        atab__utf16_encode(buf, s, n);
+        return intern_bytes(t, buf, len8, insert_new);
+    }
+    atab__key k = {NULL, s, n, len8, 0};
+    k.hash = atab__hash_key_u16(t->seed, &k);
+    return find_or_insert(t, &k, NULL, insert_new);   /* statics are shorter */
+}
+
+const atab_atom *atab_intern_utf16(atab_table *t, const uint16_t *s, size_t len)
+{
+    return intern_u16(t, s, len, 1);
+}
+
+const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s, size_t len)
+{
+    return intern_u16(t, s, len, 0);
+}
+
+/* ---- ASCII-lowercase interning ---- */
+
+#define LOWER_STACK 256   /* atab_intern_lower folds keys up to this on the stack */
+#define LSB8 UINT64_C(0x0101010101010101)
+#define MSB8 UINT64_C(0x8080808080808080)
+
+/* Bit 7 of each byte of w that is 'A'..'Z' (SWAR: with bit 7 masked off
+** no sum carries into the next byte; non-ASCII bytes are left out). */
+static inline uint64_t upper_bytes(uint64_t w)
+{
+    uint64_t x = w & ~MSB8;
+    return (x + 0x3f * LSB8) & ~(x + 0x25 * LSB8) & ~w & MSB8;
+}
+
+/* Does s hold an uppercase ASCII byte? Read in place, a word at a time. */
+static int has_upper(const char *s, size_t len)
+{
+    uint64_t w, m = 0;
+    size_t i = 0;
+    for (; i + 8 <= len && !m; i += 8)
+        memcpy(&w, s + i, 8), m = upper_bytes(w);
+    for (; i < len && !m; i++)
+        m = (unsigned)(unsigned char)s[i] - 'A' < 26u;
+    return m != 0;
+}
+
+/* dst = s with 'A'..'Z' folded to 'a'..'z' (bit 5 set). */
+/* (out of line: GCC cannot tell that it fills dst, and warns) */
+static __attribute__((noinline)) void fold_lower(char *dst, const char *s, size_t len)
+{
+    uint64_t w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        w |= upper_bytes(w) >> 2;   /* bit 7 -> bit 5: +0x20 */
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < len; i++)
+        dst[i] = (char)((unsigned)(unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+}
+
+/* Already lowercase: interned in place (no copy). Else folded on the stack
+** or, past LOWER_STACK bytes, in a block from the table's allocator (which
+** may fail: ATAB_ENOMEM or ATAB_ELIMIT, the table unchanged). */
+const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len)
+{
+    char local[LOWER_STACK], *buf = local;
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    if (!has_upper(s, len))
+        return atab_intern(t, s, len);
+    if (len > sizeof local && !(buf = atab__alloc(t, len)))
+        return NULL;
+    fold_lower(buf, s, len);
+    const atab_atom *a = atab_intern(t, buf, len);
+    if (buf != local)
+        atab__free(t, buf, len);
+    return a;
+}
+
+/* The UTF-16 twin: units 'A'..'Z' folded, the rest as they are. */
+const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_t len)
+{
+    uint16_t local[LOWER_STACK / 2], *buf = local;
+    size_t i = 0;
+    if (check_bytes(t, s, len) != 0)
+        return NULL;
+    while (i < len && (unsigned)s[i] - 'A' >= 26u)
+        i++;
+    if (i == len)
+        return atab_intern_utf16(t, s, len);
+    if (len > LOWER_STACK / 2 && !(buf = atab__alloc(t, len * sizeof *buf)))
+        return NULL;
+    for (i = 0; i < len; i++)
+        buf[i] = (uint16_t)((unsigned)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
+    const atab_atom *a = atab_intern_utf16(t, buf, len);
+    if (buf != local)
+        atab__free(t, buf, len * sizeof *buf);
+    return a;
+}
+
+/* ---- release ---- */
+
+#ifdef ATAB_DEBUG
+/* Debug builds: is `a` a dynamic atom of t? Looked up by its hash and its
+** address under the shard lock, before anything touches its count, so a
+** pointer that is not an atom (or another table's) is refused. `a` must
+** still point to readable memory with a header. */
+static int owns_atom(atab_table *t, const atab_atom *a)
+{
+    uint64_t h = atab__atom_hash(t, a);
+    atab__shard *sh = &t->shards[atab__h_shard(h)];
+    atab__lock_take(&sh->lock);
+    int found = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
+    atab__lock_drop(&sh->lock);
+    return found;
+}
+#endif
+
+int atab_release(atab_table *t, const atab_atom *a)
+{
+    int rc;
+    if (!t || !a) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    if (atab_is_static(a))
+        return ATAB_OK;
+#ifdef ATAB_DEBUG
+    if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+#endif
+    atab__rec *r = atab__rec_of(t);
+    if (ATAB__LIKELY(r != NULL)) {
+        uint64_t h = atab__atom_hash(t, a);   /* finds its cache entry */
+        atab__enter_rec(r);
+        rc = atab__unref(t, r, a, h);
+        atab__leave(r);
+        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
+            atab__queue_due(t, r);
+    } else {
+        rc = atab__unref_direct(t, a);
+    }
+    atab__maybe_sweep(t);
+    return rc;
+}
+
+const atab_atom *atab_ref(const atab_atom *a)
+{
+    if (a && !atab_is_static(a))
+        atab__count_take(a, 1);
+    return a;
+}
+
+/* Each a release of its own (a refused one changes nothing, so the rest go
+** on); the error reported is the first one. */
+int atab_release_all(atab_table *t, const atab_atom *const *atoms, size_t n)
+{
+    int first = ATAB_OK;
+    if (!t || (!atoms && n)) {
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = atoms[i] ? atab_release(t, atoms[i]) : ATAB_OK;   /* NULL: skipped */
+        if (first == ATAB_OK)
+            first = rc;
+    }
+    if (first != ATAB_OK)
+        atab__set_error(first);   /* the first, not the last */
+    return first;
+}

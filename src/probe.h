@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** probe.h - the probe: one walk over a shard's slot array, for three kinds
+** of key (a short one, any key, an atom's address), shared by the
+** lock-free readers (intern.c) and the writers under the shard's lock
+** (table.c). Layout and encodings in table.h.
+*/
+#ifndef ATAB_PROBE_H
+#define ATAB_PROBE_H
+
+#include "table.h"
+
+typedef int (*atab__match_fn)(const void *key, const atab_atom *a);
+
+/* The atom among group g's slots flagged in m whose tag agrees with h and
+** that `match` accepts, or NULL; *at (when not NULL) receives its slot. */
+ATAB__INLINE const atab_atom *atab__group_find(atab__arr v, size_t g, uint32_t m, uint64_t h,
+                                               atab__match_fn match, const void *key,
+                                               size_t *at)
+{
+    const uint64_t *slots = (const uint64_t *)(const void *)(atab__group_ctrl(v, g) + ATAB__GROUP);
+    for (; m; m &= m - 1) {
+        unsigned j = (unsigned)__builtin_ctz(m);
+        uint64_t s = atab__load_slot(&slots[j]);
+        if (atab__slot_may_match(s, h) && match(key, atab__slot_atom(s))) {
+            if (at)
+                *at = g * ATAB__GROUP + j;
+            return atab__slot_atom(s);
+        }
+    }
+    return NULL;
+}
+
+/* The atom in groups A and B of h that `match` accepts, or NULL; *at (when
+** not NULL) receives its slot. B's control bytes are read only after A's
+** slots: a kick puts a key in its group B before its slot in A is emptied
+** and reused, so a probe that finds that slot reused finds the key in B. */
+ATAB__INLINE const atab_atom *atab__probe_ab(atab__arr v, uint64_t h, atab__match_fn match,
+                                             const void *key, size_t *at)
+{
+    size_t ga = atab__h_group(h, v.ngroups);
+    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
+    ATAB__PAUSE("probe:group_a", atab__group_ctrl(v, ga));
+    const atab_atom *a = atab__group_find(v, ga, ma, h, match, key, at);
+    if (!a) {
+        size_t gb = atab__h_group2(h, v.ngroups);
+        a = atab__group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h, match,
+                             key, at);
+    }
+    return a;
+}
+
+/* The probe from group B on, while the group read has no empty slot, in an
+** array whose keys overflowed (table.h). */
+ATAB__INLINE const atab_atom *atab__probe_from_b(atab__arr v, uint64_t h,
+                                                 atab__match_fn match, const void *key,
+                                                 size_t *at)
+{
+    unsigned c = atab__h_ctrl(h);
+    size_t g = atab__h_group2(h, v.ngroups);
+    for (size_t n = 0; n < v.ngroups; n++) {
+        atab__group gr = atab__group_read(v, g, c);
+        const atab_atom *a = atab__group_find(v, g, gr.match, h, match, key, at);
+        if (a || gr.empty || !v.overflow)
+            return a;
+        if (++g == v.ngroups)
+            g = 0;
+    }
+    return NULL;
+}
+
+/* The atom in v that `match` accepts for a key of hash h, or NULL; *at
+** (when not NULL) receives its slot. Safe without the shard's lock inside
+** a section: it reads each group's control bytes at once, then only the
+** slots they flag, each with an acquire load. */
+ATAB__INLINE const atab_atom *atab__probe(atab__arr v, uint64_t h, atab__match_fn match,
+                                          const void *key, size_t *at)
+{
+    const atab_atom *a = atab__probe_ab(v, h, match, key, at);
+    return a || !v.overflow ? a : atab__probe_from_b(v, h, match, key, at);
+}
+
+ATAB__INLINE int atab__match_key(const void *key, const atab_atom *a)
+{
+    return atab__key_equals(key, a);
+}
+
+ATAB__INLINE int atab__match_atom(const void *key, const atab_atom *a)
+{
+    return key == a;
+}
+
+#endif /* ATAB_PROBE_H */
