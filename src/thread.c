@@ -621,8 +621,8 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** child starts with none held by a thread it does not have; the child then
 ** gives back the records of the threads that did not come along (their
 ** spares to the counts: the child has one thread). Order: g_lock, then per
-** table sweep_lock, reg_lock, the shards' locks (no path takes them in
-** another order). */
+** table sweep_lock, reg_lock, the shards' locks, retired_lock (no path
+** takes them in another order). */
 
 static void fork_lock(int lock)
 {
@@ -632,7 +632,9 @@ static void fork_lock(int lock)
             pthread_mutex_lock(&t->reg_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
                 atab__lock_take(&t->shards[i].lock);
+            atab__lock_take(&t->retired_lock);
         } else {
+            atab__lock_drop(&t->retired_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
                 atab__lock_drop(&t->shards[i].lock);
             pthread_mutex_unlock(&t->reg_lock);

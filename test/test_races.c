@@ -648,17 +648,26 @@ static void *do_grow(void *arg)
     return NULL;
 }
 
+static void *do_grow_gc(void *arg)
+{
+    grow_case *c = arg;
+    atab_gc(c->t);
+    return NULL;
+}
+
 /* The reader R loaded the shard's array and stops before probing it
-** (`pause_r`); the grower G replaces that array and stops before its grace
-** period. `r_first`: R has its array before G grows; `g_goes_first`: G is
-** let go first and must then wait for R's section before freeing the old
-** array, which R is still probing. */
-static void grow_schedule(int pause_r, int r_first, int g_goes_first)
+** (`pause_r`); the grower G replaces that array and stops before it
+** retires the old one. `r_first`: R has its array before G grows. G then
+** retires the old array and returns without a grace period of its own,
+** R still paused; the next grace period (atab_gc's, by C) frees it, after
+** R's section: `c_goes_first`: C is let go while R still probes the old
+** array, and must wait for R before freeing it. */
+static void grow_schedule(int pause_r, int r_first, int c_goes_first)
 {
     watch_alloc wa = {0};
     atab_allocator al = wa_allocator(&wa);
     grow_case c = {0};
-    worker r, g;
+    worker r, g, gc;
     setup_hooks();
     c.t = race_table(&al);
     const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
@@ -667,7 +676,7 @@ static void grow_schedule(int pause_r, int r_first, int g_goes_first)
     assert_true((old & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots);   /* a real array */
     int old_blk = wa_watch(&wa, atab__arr_of(old).base);
     pause_at *pr = pause_r ? pause_arm("probe:array", ROLE_A, c.t) : NULL;
-    pause_at *pg = pause_arm("grow:free", ROLE_B, c.t);
+    pause_at *pg = pause_arm("grow:retire", ROLE_B, c.t);
     if (pause_r && r_first) {
         worker_start(&r, ROLE_A, do_read, &c);
         pause_wait(pr);
@@ -675,33 +684,34 @@ static void grow_schedule(int pause_r, int r_first, int g_goes_first)
     worker_start(&g, ROLE_B, do_grow, &c);
     pause_wait(pg);
     assert_true(c.t->arrs[c.shard] != old);   /* the new array is published */
-    assert_int_equal(wa_frees(&wa, old_blk), 0);
     if (!pause_r) {   /* R reads through, on the new array */
         worker_start(&r, ROLE_A, do_read, &c);
         worker_join(&r);
-        pause_release(pg);
+    } else if (!r_first) {   /* R stops on the new array */
+        worker_start(&r, ROLE_A, do_read, &c);
+        pause_wait(pr);
+    }
+    pause_release(pg);
+    worker_join(&g);   /* no grace period on the insert path: R may still be paused */
+    assert_true(c.grew);
+    assert_int_equal(wa_frees(&wa, old_blk), 0);   /* retired, not freed */
+    if (pause_r && c_goes_first) {
+        worker_start(&gc, ROLE_B, do_grow_gc, &c);
+        assert_true(worker_held(&gc));   /* its grace period waits for R */
+        assert_int_equal(wa_frees(&wa, old_blk), 0);
+        pause_release(pr);   /* R probes its array, the old one if r_first */
+        worker_join(&r);
+        worker_join(&gc);
     } else {
-        if (!r_first) {   /* R stops on the new array */
-            worker_start(&r, ROLE_A, do_read, &c);
-            pause_wait(pr);
-        }
-        if (g_goes_first) {
-            pause_release(pg);
-            assert_true(worker_held(&g));   /* its grace period waits for R */
-            assert_int_equal(wa_frees(&wa, old_blk), 0);
-            pause_release(pr);   /* R probes its array, the old one if r_first */
-        } else {
+        if (pause_r) {
             pause_release(pr);
             worker_join(&r);
-            assert_int_equal(wa_frees(&wa, old_blk), 0);
-            pause_release(pg);
         }
+        assert_int_equal(wa_frees(&wa, old_blk), 0);
+        atab_gc(c.t);
     }
-    worker_join(&r);
-    worker_join(&g);
-    assert_true(c.grew);
     assert_ptr_equal(c.got, x);   /* found on whichever array it read */
-    assert_int_equal(wa_frees(&wa, old_blk), 1);
+    assert_int_equal(wa_frees(&wa, old_blk), 1);   /* the grace period freed it */
     atab_stats st;
     atab_get_stats(c.t, &st);
     assert_int_equal(st.misuse, 0);
@@ -718,7 +728,7 @@ static void reader_paused_on_the_old_array_while_the_shard_grows(void **state)
     grow_schedule(1, 1, 1);
 }
 
-static void reader_paused_on_the_old_array_leaves_before_the_grower_frees(void **state)
+static void reader_paused_on_the_old_array_leaves_before_the_grace_period(void **state)
 {
     (void)state;
     need_sections();
@@ -945,7 +955,7 @@ int main(void)
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
         cmocka_unit_test(reader_paused_on_the_old_array_while_the_shard_grows),
-        cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grower_frees),
+        cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grace_period),
         cmocka_unit_test(reader_after_the_grow_reads_the_new_array),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
