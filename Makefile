@@ -858,6 +858,24 @@ bench-gracecount: lib
 	@$(MAKE) --no-print-directory $(ATOMGRACECOUNT)
 	$(ATOMGRACECOUNT) $(GRACECOUNT_ARGS)
 
+# Atomic read-modify-writes per transient atom, exactly: callgrind's
+# per-instruction counts joined with objdump's lock-prefixed instructions
+# (tools/atomics-callgrind.sh), over atomgracecount's workload linked
+# -no-pie, at 1 and 2 threads (ATOMICS_THREADS).
+ATOMGRACECOUNT_NOPIE := $(BENCH_DIR)/atomgracecount-nopie
+ATOMICS_THREADS ?= 1 2
+$(ATOMGRACECOUNT_NOPIE): bench/gracecount.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -no-pie $< -o $@ -Wl,--wrap=syscall $(STATIC) $(LDLIBS)
+
+.PHONY: bench-atomics
+bench: bench-atomics
+bench-atomics: lib
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(ATOMGRACECOUNT_NOPIE)
+	@for n in $(ATOMICS_THREADS); do \
+	    sh tools/atomics-callgrind.sh $(ATOMGRACECOUNT_NOPIE) $$n 100000 || exit 1; done
+
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
 $(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)
