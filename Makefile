@@ -876,6 +876,23 @@ bench-atomics: lib
 	@for n in $(ATOMICS_THREADS); do \
 	    sh tools/atomics-callgrind.sh $(ATOMGRACECOUNT_NOPIE) $$n 100000 || exit 1; done
 
+# One grace period of ours (atab__synchronize, from the static library)
+# against liburcu-memb's synchronize_rcu and call_rcu, with 1, 2 and 16
+# readers in sections (bench/urcu.c; liburcu-dev from Debian, bench only:
+# the library does not link it).
+ATOMURCU := $(BENCH_DIR)/atomurcu
+URCU_ARGS ?=
+$(ATOMURCU): bench/urcu.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS) -lurcu-memb -lurcu-common
+
+.PHONY: bench-urcu
+bench: bench-urcu
+bench-urcu: lib
+	@sh tools/deps.sh urcu
+	@$(MAKE) --no-print-directory $(ATOMURCU)
+	$(ATOMURCU) $(URCU_ARGS)
+
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen
 $(ATOMPROBELEN): bench/probelen.c bench/tokens.h src/*.h $(STATIC)
