@@ -183,8 +183,10 @@ static void free_arr(atab_table *t, uint64_t word)
 ** runs one for the list alone) frees it. free_unlinked takes the list
 ** before its grace period begins, so every array it frees was replaced
 ** before then, and no reader can still be on it after. Where the list is
-** full or the array large, the grower waits for a grace period of its
-** own, as with no list, and frees the list's arrays with it. */
+** full or the array large, or the table has a memory limit (which the
+** list's arrays would count against until then), the grower waits for a
+** grace period of its own, as with no list, and frees the list's arrays
+** with it. */
 
 /* Puts a replaced array on the list; 0 when it does not go there. */
 static int retire_array(atab_table *t, uint64_t word)
@@ -192,7 +194,7 @@ static int retire_array(atab_table *t, uint64_t word)
     int kept = 0;
     if (!is_array(word))
         return 1;   /* atab__no_slots: nothing to free */
-    if (atab__code_bytes(code_of(word)) > ATAB__RETIRED_BYTES)
+    if (atab__code_bytes(code_of(word)) > ATAB__RETIRED_BYTES || t->memory_limit)
         return 0;
     atab__lock_take(&t->retired_lock);
     if (t->n_retired < ATAB__RETIRED_MAX) {

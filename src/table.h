@@ -256,8 +256,9 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 /* ---- the table ---- */
 
 /* Replaced arrays the table keeps for the next grace period, and the
-** largest it keeps (larger ones, rare, wait for a grace period of their
-** own): at most 32 x 64 KiB waiting. */
+** largest it keeps (larger ones, rare, and every one of a table with a
+** memory limit, wait for a grace period of their own): at most 32 x 64 KiB
+** waiting. */
 #define ATAB__RETIRED_MAX 32
 #define ATAB__RETIRED_BYTES 65536
 
@@ -391,7 +392,8 @@ static inline void atab__maybe_sweep(atab_table *t)
 
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
-** that shard's lock (so an atom seen is not freed during the call). */
+** that shard's lock (so an atom seen is not freed during the call), then
+** array_fn for each retired array. */
 typedef void (*atab__array_fn)(void *ud, const void *block, size_t bytes);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,

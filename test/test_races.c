@@ -655,28 +655,58 @@ static void *do_grow_gc(void *arg)
     return NULL;
 }
 
+/* G returned with the old array retired, not freed, R perhaps still
+** paused on it (pr); a grace period (atab_gc's) frees it: C's, while R is
+** paused (`c_first`), which waits for R, or this thread's once R is done. */
+static void collect_retired(grow_case *c, worker *r, pause_at *pr, watch_alloc *wa,
+                            int old_blk, int c_first)
+{
+    worker gc;
+    assert_int_equal(wa_frees(wa, old_blk), 0);
+    if (c_first) {
+        worker_start(&gc, ROLE_B, do_grow_gc, c);
+        assert_true(worker_held(&gc));   /* its grace period waits for R */
+        assert_int_equal(wa_frees(wa, old_blk), 0);
+        pause_release(pr);   /* R probes its array, the old one if it had it first */
+        worker_join(r);
+        worker_join(&gc);
+    } else {
+        if (pr) {
+            pause_release(pr);
+            worker_join(r);
+        }
+        assert_int_equal(wa_frees(wa, old_blk), 0);
+        atab_gc(c->t);
+    }
+}
+
 /* The reader R loaded the shard's array and stops before probing it
 ** (`pause_r`); the grower G replaces that array and stops before it
 ** retires the old one. `r_first`: R has its array before G grows. G then
 ** retires the old array and returns without a grace period of its own,
 ** R still paused; the next grace period (atab_gc's, by C) frees it, after
 ** R's section: `c_goes_first`: C is let go while R still probes the old
-** array, and must wait for R before freeing it. */
-static void grow_schedule(int pause_r, int r_first, int c_goes_first)
+** array, and must wait for R before freeing it. `limited`: a table with a
+** memory limit, whose grower waits for a grace period of its own (after
+** grow:free) and frees the old array itself, after R. */
+static void grow_schedule(int pause_r, int r_first, int c_goes_first, int limited)
 {
     watch_alloc wa = {0};
     atab_allocator al = wa_allocator(&wa);
+    atab_options o = plain_options(&al, 7);
     grow_case c = {0};
-    worker r, g, gc;
+    worker r, g;
     setup_hooks();
-    c.t = race_table(&al);
+    o.sweep_threshold = SIZE_MAX;
+    o.memory_limit = limited ? SIZE_MAX / 2 : 0;
+    c.t = atab_table_new(&o);
     const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
     c.shard = shard_of_key(c.t, READ_KEY);
     uint64_t old = c.t->arrs[c.shard];
     assert_true((old & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots);   /* a real array */
     int old_blk = wa_watch(&wa, atab__arr_of(old).base);
     pause_at *pr = pause_r ? pause_arm("probe:array", ROLE_A, c.t) : NULL;
-    pause_at *pg = pause_arm("grow:retire", ROLE_B, c.t);
+    pause_at *pg = pause_arm(limited ? "grow:free" : "grow:retire", ROLE_B, c.t);
     if (pause_r && r_first) {
         worker_start(&r, ROLE_A, do_read, &c);
         pause_wait(pr);
@@ -692,24 +722,16 @@ static void grow_schedule(int pause_r, int r_first, int c_goes_first)
         pause_wait(pr);
     }
     pause_release(pg);
-    worker_join(&g);   /* no grace period on the insert path: R may still be paused */
-    assert_true(c.grew);
-    assert_int_equal(wa_frees(&wa, old_blk), 0);   /* retired, not freed */
-    if (pause_r && c_goes_first) {
-        worker_start(&gc, ROLE_B, do_grow_gc, &c);
-        assert_true(worker_held(&gc));   /* its grace period waits for R */
+    if (limited && pause_r) {
+        assert_true(worker_held(&g));   /* its own grace period waits for R */
         assert_int_equal(wa_frees(&wa, old_blk), 0);
-        pause_release(pr);   /* R probes its array, the old one if r_first */
+        pause_release(pr);
         worker_join(&r);
-        worker_join(&gc);
-    } else {
-        if (pause_r) {
-            pause_release(pr);
-            worker_join(&r);
-        }
-        assert_int_equal(wa_frees(&wa, old_blk), 0);
-        atab_gc(c.t);
     }
+    worker_join(&g);   /* with no limit, it did not wait for R */
+    assert_true(c.grew);
+    if (!limited)
+        collect_retired(&c, &r, pr, &wa, old_blk, pause_r && c_goes_first);
     assert_ptr_equal(c.got, x);   /* found on whichever array it read */
     assert_int_equal(wa_frees(&wa, old_blk), 1);   /* the grace period freed it */
     atab_stats st;
@@ -725,23 +747,32 @@ static void reader_paused_on_the_old_array_while_the_shard_grows(void **state)
 {
     (void)state;
     need_sections();
-    grow_schedule(1, 1, 1);
+    grow_schedule(1, 1, 1, 0);
 }
 
 static void reader_paused_on_the_old_array_leaves_before_the_grace_period(void **state)
 {
     (void)state;
     need_sections();
-    grow_schedule(1, 1, 0);
+    grow_schedule(1, 1, 0, 0);
 }
 
 static void reader_after_the_grow_reads_the_new_array(void **state)
 {
     (void)state;
     need_sections();
-    grow_schedule(0, 0, 0);
-    grow_schedule(1, 0, 0);
-    grow_schedule(1, 0, 1);
+    grow_schedule(0, 0, 0, 0);
+    grow_schedule(1, 0, 0, 0);
+    grow_schedule(1, 0, 1, 0);
+}
+
+static void grower_with_a_memory_limit_waits_for_the_reader_then_frees(void **state)
+{
+    (void)state;
+    need_sections();
+    grow_schedule(1, 1, 0, 1);   /* R on the old array */
+    grow_schedule(1, 0, 0, 1);   /* R on the new one */
+    grow_schedule(0, 0, 0, 1);
 }
 
 /* ---- kick vs read ---- */
@@ -957,6 +988,7 @@ int main(void)
         cmocka_unit_test(reader_paused_on_the_old_array_while_the_shard_grows),
         cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grace_period),
         cmocka_unit_test(reader_after_the_grow_reads_the_new_array),
+        cmocka_unit_test(grower_with_a_memory_limit_waits_for_the_reader_then_frees),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
     };
