@@ -760,7 +760,7 @@ bench-peers: bench-tools sc-bench
 #                     (tools/device-run.sh). `build/device/run.sh OUTDIR`
 #                     writes its results there; SCALE=0.05 for a smoke run.
 DEVICE_DIR   ?= build/device
-DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount)
+DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount atomurcu)
 DEVICE_SC    := $(DEVICE_DIR)/atomtab-sc-bench
 DEVICE_RUST_TARGET ?= x86_64-unknown-linux-gnu
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
@@ -772,6 +772,10 @@ $(DEVICE_DIR)/atomlatency: bench/latency.c bench/tokens.h include/atomtab.h $(ST
 $(DEVICE_DIR)/atomgracecount: bench/gracecount.c include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ -Wl,--wrap=syscall $(STATIC) -lxxhash -pthread
+$(DEVICE_DIR)/atomurcu: bench/urcu.c include/atomtab.h $(STATIC)
+	@sh tools/deps.sh urcu
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -lurcu-memb -lurcu-common -pthread
 # libxml2 without ICU (bench/icu-stubs.c says why): a 4 MB binary, not 35.
 # libxml2's threads.o calls pthreads through weak references, which a
 # static link leaves at 0 unless something pulls the functions in: -u does.

@@ -7,10 +7,12 @@
 ** batches callbacks behind the grace periods of a thread of its own), with
 ** N reader threads in read-side sections of each kind all the time:
 ** atomtab's readers intern and release one held atom (each call one
-** section), liburcu's take rcu_read_lock, load a pointer and unlock.
+** section), liburcu's do the same inside rcu_read_lock and unlock, with
+** a pointer load: sections as long as atomtab's, so that a reader is as
+** likely to be preempted inside one.
 **
-** Per N: the writer's wall ns per synchronize (the mean of --calls, or of
-** those that fit in 2 seconds, 8 at least), and
+** Per N: the writer's wall ns per synchronize (the median of --calls, or
+** of those that fit in 2 seconds, 8 at least), and
 ** for callbacks the wall ns per item from the first call_rcu to the
 ** rcu_barrier after the last (--items), beside atomtab's batching of one
 ** grace period per queue of 1,024 transient atoms (table.c). Wall time
@@ -59,8 +61,10 @@ static void *reader(void *arg)
             n += a == g_held;
             atab_release(g_t, a);
         } else {
-            urcu_memb_read_lock();
-            n += *rcu_dereference(g_ptr);
+            urcu_memb_read_lock();   /* as long a section as atomtab's */
+            const atab_atom *a = atab_intern(g_t, "held", 4);
+            n += a == g_held && *rcu_dereference(g_ptr);
+            atab_release(g_t, a);
             urcu_memb_read_unlock();
         }
     }
@@ -83,7 +87,13 @@ static void item_free(struct rcu_head *h)
     __atomic_add_fetch(&g_done, 1, __ATOMIC_RELAXED);
 }
 
-/* Wall ns per synchronize (kind) with n readers of that kind; with
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median wall ns per synchronize (kind) with n readers of that kind; with
 ** `items`, ns per call_rcu item instead (urcu only). */
 static double measure(int kind, int n, long calls, long items)
 {
@@ -112,14 +122,23 @@ static double measure(int kind, int n, long calls, long items)
         urcu_memb_unregister_thread();
         r = (now_ns() - t0) / (double)items;
     } else {
+        double *ns = malloc((size_t)calls * sizeof *ns);
         long i;
+        if (!ns) {
+            perror("atomurcu: malloc");
+            exit(1);
+        }
         for (i = 0; i < calls && (i < 8 || now_ns() - t0 < 2e9); i++) {   /* 2 s at most */
+            double c0 = now_ns();
             if (kind == KIND_ATAB)
                 atab__synchronize(g_t);
             else
                 urcu_memb_synchronize_rcu();
+            ns[i] = now_ns() - c0;
         }
-        r = (now_ns() - t0) / (double)i;
+        qsort(ns, (size_t)i, sizeof *ns, by_value);
+        r = ns[i / 2];   /* the median: a busy machine's stalls stay out of it */
+        free(ns);
     }
     __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++)
