@@ -760,7 +760,7 @@ bench-peers: bench-tools sc-bench
 #                     (tools/device-run.sh). `build/device/run.sh OUTDIR`
 #                     writes its results there; SCALE=0.05 for a smoke run.
 DEVICE_DIR   ?= build/device
-DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount)
+DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount atomurcu)
 DEVICE_SC    := $(DEVICE_DIR)/atomtab-sc-bench
 DEVICE_RUST_TARGET ?= x86_64-unknown-linux-gnu
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
@@ -772,6 +772,10 @@ $(DEVICE_DIR)/atomlatency: bench/latency.c bench/tokens.h include/atomtab.h $(ST
 $(DEVICE_DIR)/atomgracecount: bench/gracecount.c include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ -Wl,--wrap=syscall $(STATIC) -lxxhash -pthread
+$(DEVICE_DIR)/atomurcu: bench/urcu.c include/atomtab.h $(STATIC)
+	@sh tools/deps.sh urcu
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -lurcu-memb -lurcu-common -pthread
 # libxml2 without ICU (bench/icu-stubs.c says why): a 4 MB binary, not 35.
 # libxml2's threads.o calls pthreads through weak references, which a
 # static link leaves at 0 unless something pulls the functions in: -u does.
@@ -857,6 +861,41 @@ bench: bench-gracecount
 bench-gracecount: lib
 	@$(MAKE) --no-print-directory $(ATOMGRACECOUNT)
 	$(ATOMGRACECOUNT) $(GRACECOUNT_ARGS)
+
+# Atomic read-modify-writes per transient atom, exactly: callgrind's
+# per-instruction counts joined with objdump's lock-prefixed instructions
+# (tools/atomics-callgrind.sh), over atomgracecount's workload linked
+# -no-pie, at 1 and 2 threads (ATOMICS_THREADS).
+ATOMGRACECOUNT_NOPIE := $(BENCH_DIR)/atomgracecount-nopie
+ATOMICS_THREADS ?= 1 2
+$(ATOMGRACECOUNT_NOPIE): bench/gracecount.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -no-pie $< -o $@ -Wl,--wrap=syscall $(STATIC) $(LDLIBS)
+
+.PHONY: bench-atomics
+bench: bench-atomics
+bench-atomics: lib
+	@sh tools/deps.sh valgrind
+	@$(MAKE) --no-print-directory $(ATOMGRACECOUNT_NOPIE)
+	@for n in $(ATOMICS_THREADS); do \
+	    sh tools/atomics-callgrind.sh $(ATOMGRACECOUNT_NOPIE) $$n 100000 || exit 1; done
+
+# One grace period of ours (atab__synchronize, from the static library)
+# against liburcu-memb's synchronize_rcu and call_rcu, with 1, 2 and 16
+# readers in sections (bench/urcu.c; liburcu-dev from Debian, bench only:
+# the library does not link it).
+ATOMURCU := $(BENCH_DIR)/atomurcu
+URCU_ARGS ?=
+$(ATOMURCU): bench/urcu.c include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS) -lurcu-memb -lurcu-common
+
+.PHONY: bench-urcu
+bench: bench-urcu
+bench-urcu: lib
+	@sh tools/deps.sh urcu
+	@$(MAKE) --no-print-directory $(ATOMURCU)
+	$(ATOMURCU) $(URCU_ARGS)
 
 # Where keys sit (groups a hit reads), from the table's internals.
 ATOMPROBELEN := $(BENCH_DIR)/atomprobelen

@@ -176,6 +176,51 @@ static void free_arr(atab_table *t, uint64_t word)
         atab__free(t, atab__arr_of(word).base, atab__code_bytes(code_of(word)));
 }
 
+/* ---- retired arrays ----
+** An insert that grew a shard does not wait for a grace period: the array
+** it replaced goes on the table's retired list (table.h), and the next
+** grace period that runs anyway (a queue sweep's, a full sweep's; atab_gc
+** runs one for the list alone) frees it. free_unlinked takes the list
+** before its grace period begins, so every array it frees was replaced
+** before then, and no reader can still be on it after. Where the list is
+** full or the array large, or the table has a memory limit (which the
+** list's arrays would count against until then), the grower waits for a
+** grace period of its own, as with no list, and frees the list's arrays
+** with it. */
+
+/* Puts a replaced array on the list; 0 when it does not go there. */
+static int retire_array(atab_table *t, uint64_t word)
+{
+    int kept = 0;
+    if (!is_array(word))
+        return 1;   /* atab__no_slots: nothing to free */
+    if (atab__code_bytes(code_of(word)) > ATAB__RETIRED_BYTES || t->memory_limit)
+        return 0;
+    atab__lock_take(&t->retired_lock);
+    if (t->n_retired < ATAB__RETIRED_MAX) {
+        t->retired[t->n_retired] = word;
+        __atomic_store_n(&t->n_retired, t->n_retired + 1, __ATOMIC_RELAXED);
+        kept = 1;
+    }
+    atab__lock_drop(&t->retired_lock);
+    return kept;
+}
+
+/* Empties the list into out[ATAB__RETIRED_MAX] before a grace period;
+** how many it took. One that a racing grower adds after the hint is read
+** waits for the next grace period. */
+static size_t retired_take(atab_table *t, uint64_t *out)
+{
+    if (!__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
+        return 0;
+    atab__lock_take(&t->retired_lock);
+    size_t n = t->n_retired;
+    memcpy(out, t->retired, n * sizeof *out);
+    __atomic_store_n(&t->n_retired, 0, __ATOMIC_RELAXED);
+    atab__lock_drop(&t->retired_lock);
+    return n;
+}
+
 /* The smallest size class whose groups hold n full slots at the growth
 ** load (one group at least). */
 static unsigned code_for(size_t n)
@@ -335,6 +380,9 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
 
 /* ---- finding and inserting under the shard's lock ---- */
 
+static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
+                          const uint64_t *arrays, size_t n_arrays, const atab_atom **q);
+
 /* A new atom for key k (count 1), in a block this thread kept from its
 ** sweep when it has one of that length; or NULL (error set). When an
 ** allocation fails while this thread keeps blocks, they are freed and the
@@ -383,10 +431,12 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
     atab__lock_drop(&sh->lock);
-    if (retired) {   /* readers may be on the old array: wait, then free */
-        ATAB__PAUSE("grow:free", t);
-        atab__synchronize(t);
-        free_arr(t, retired);
+    if (retired) {   /* readers may be on the old array: free it after a grace period */
+        ATAB__PAUSE("grow:retire", t);
+        if (!retire_array(t, retired)) {
+            ATAB__PAUSE("grow:free", t);
+            free_unlinked(t, NULL, 0, &retired, 1, NULL);
+        }
     }
     return a;
 }
@@ -426,13 +476,18 @@ static int retire_room(atab_table *t, retire *rt)
 }
 
 /* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
-** unlinked by a sweep, once no reader can still see them; with `q` (the
-** queue block being swept, away from its record), q keeps the atoms'
-** blocks for its thread's next new atoms instead. */
+** unlinked by a sweep, once no reader can still see them, and the retired
+** arrays with them; with `q` (the queue block being swept, away from its
+** record), q keeps the atoms' blocks for its thread's next new atoms
+** instead. */
 static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
                           const uint64_t *arrays, size_t n_arrays, const atab_atom **q)
 {
+    uint64_t old[ATAB__RETIRED_MAX];
+    size_t n_old = retired_take(t, old);
     atab__synchronize(t);
+    for (size_t i = 0; i < n_old; i++)
+        free_arr(t, old[i]);
     if (q) {
         atab__recycle(t, q, atoms, n_atoms);
     } else {
@@ -445,10 +500,10 @@ static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms
         free_arr(t, arrays[i]);
 }
 
-/* Frees what a full sweep unlinked so far. */
+/* Frees what a full sweep unlinked so far, and the retired arrays. */
 static void retire_flush(atab_table *t, retire *rt)
 {
-    if (!rt->n_atoms && !rt->n_arrays)
+    if (!rt->n_atoms && !rt->n_arrays && !__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
         return;
     ATAB__PAUSE("sweep:free", t);
     free_unlinked(t, rt->atoms, rt->n_atoms, rt->arrays, rt->n_arrays, NULL);
@@ -632,6 +687,10 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
         atab__lock_drop(&sh->lock);
     }
+    atab__lock_take(&t->retired_lock);
+    for (uint32_t i = 0; i < t->n_retired && array_fn; i++)
+        array_fn(ud, atab__arr_of(t->retired[i]).base, atab__code_bytes(code_of(t->retired[i])));
+    atab__lock_drop(&t->retired_lock);
 }
 
 size_t atab__table_unqueue_locked(atab_table *t)
@@ -932,6 +991,8 @@ static void table_destroy(atab_table *t)
         }
         free_arr(t, *sh->arr);
     }
+    for (uint32_t i = 0; i < t->n_retired; i++)
+        free_arr(t, t->retired[i]);
     pthread_mutex_destroy(&t->sweep_lock);
     atab__static_fini(t);
     atab_allocator al = t->alloc;

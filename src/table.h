@@ -255,6 +255,13 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 
 /* ---- the table ---- */
 
+/* Replaced arrays the table keeps for the next grace period, and the
+** largest it keeps (larger ones, rare, and every one of a table with a
+** memory limit, wait for a grace period of their own): at most 32 x 64 KiB
+** waiting. */
+#define ATAB__RETIRED_MAX 32
+#define ATAB__RETIRED_BYTES 65536
+
 /* A shard's writers' state, on lines that lock-free readers never read:
 ** they find the slot array by t->arrs[], a read-mostly array. */
 typedef struct atab__shard {
@@ -296,6 +303,12 @@ struct atab_table {
     size_t sweeps;              /* full sweeps begun and ended: odd while one
                                    runs (sweep_lock; atomic for atab_foreach) */
     size_t hstate;              /* handles << 1 | closing (atomic; table.c) */
+    atab__lock retired_lock;    /* n_retired and retired[] */
+    uint32_t n_retired;         /* (atomic reads, a hint outside the lock) */
+    uint64_t retired[ATAB__RETIRED_MAX];   /* array words that growing shards
+                                              replaced and readers may still
+                                              probe: freed after the next
+                                              grace period (table.c) */
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */
@@ -379,7 +392,8 @@ static inline void atab__maybe_sweep(atab_table *t)
 
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
-** that shard's lock (so an atom seen is not freed during the call). */
+** that shard's lock (so an atom seen is not freed during the call), then
+** array_fn for each retired array. */
 typedef void (*atab__array_fn)(void *ud, const void *block, size_t bytes);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,

@@ -70,6 +70,8 @@ static void relax(unsigned *spins)
 
 /* ---- grace periods ---- */
 
+#define WAIT_BATCH 32   /* records a grace period waits for at once */
+
 /* Waits until r is seen outside a section, or has left the one it was in.
 ** Returns r's seq as seen first. */
 static uint64_t wait_out(atab__rec *r)
@@ -82,12 +84,43 @@ static uint64_t wait_out(atab__rec *r)
     return s;
 }
 
+/* Waits until each of in[0..n) has left the section it was seen in
+** (seen[i]), all at once: a reader preempted inside its section holds up
+** the wait for one turn of the scheduler, not one turn for each. */
+static void wait_out_all(atab__rec **in, uint64_t *seen, size_t n)
+{
+    unsigned spins = 0;
+    while (n) {
+        for (size_t i = 0; i < n;) {
+            if (__atomic_load_n(&in[i]->seq, __ATOMIC_ACQUIRE) != seen[i]) {
+                in[i] = in[--n];
+                seen[i] = seen[n];
+            } else {
+                i++;
+            }
+        }
+        if (n)
+            relax(&spins);
+    }
+}
+
 void atab__synchronize(atab_table *t)
 {
+    atab__rec *in[WAIT_BATCH];
+    uint64_t seen[WAIT_BATCH];
     writer_fence(t);
     pthread_mutex_lock(&t->reg_lock);
-    for (atab__rec *r = t->recs; r; r = r->next)
-        wait_out(r);
+    for (atab__rec *r = t->recs; r;) {
+        size_t n = 0;
+        for (; r && n < WAIT_BATCH; r = r->next) {   /* the records inside a section now */
+            uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+            if (s & 1) {
+                in[n] = r;
+                seen[n++] = s;
+            }
+        }
+        wait_out_all(in, seen, n);
+    }
     pthread_mutex_unlock(&t->reg_lock);
 }
 
@@ -621,8 +654,8 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** child starts with none held by a thread it does not have; the child then
 ** gives back the records of the threads that did not come along (their
 ** spares to the counts: the child has one thread). Order: g_lock, then per
-** table sweep_lock, reg_lock, the shards' locks (no path takes them in
-** another order). */
+** table sweep_lock, reg_lock, the shards' locks, retired_lock (no path
+** takes them in another order). */
 
 static void fork_lock(int lock)
 {
@@ -632,7 +665,9 @@ static void fork_lock(int lock)
             pthread_mutex_lock(&t->reg_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
                 atab__lock_take(&t->shards[i].lock);
+            atab__lock_take(&t->retired_lock);
         } else {
+            atab__lock_drop(&t->retired_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
                 atab__lock_drop(&t->shards[i].lock);
             pthread_mutex_unlock(&t->reg_lock);

@@ -7,7 +7,9 @@
 ** Sections. A record's `seq` is odd while its thread is inside a section.
 ** Whatever a writer unlinks (an atom a sweep killed, a slot array a rebuild
 ** replaced) it frees only after a grace period (atab__synchronize): once
-** every record that was inside a section has left it. Entering costs a
+** every record that was inside a section has left it (an array a grow
+** replaced waits on the table's retired list for the next one: table.c).
+** Entering costs a
 ** store and a compiler fence where the kernel has membarrier (the writer
 ** pays for the fence), a full fence elsewhere (the hit path tells which by
 ** the table's fast_id, table.h). Nothing ever waits for a

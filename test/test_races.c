@@ -648,26 +648,65 @@ static void *do_grow(void *arg)
     return NULL;
 }
 
+static void *do_grow_gc(void *arg)
+{
+    grow_case *c = arg;
+    atab_gc(c->t);
+    return NULL;
+}
+
+/* G returned with the old array retired, not freed, R perhaps still
+** paused on it (pr); a grace period (atab_gc's) frees it: C's, while R is
+** paused (`c_first`), which waits for R, or this thread's once R is done. */
+static void collect_retired(grow_case *c, worker *r, pause_at *pr, watch_alloc *wa,
+                            int old_blk, int c_first)
+{
+    worker gc;
+    assert_int_equal(wa_frees(wa, old_blk), 0);
+    if (c_first) {
+        worker_start(&gc, ROLE_B, do_grow_gc, c);
+        assert_true(worker_held(&gc));   /* its grace period waits for R */
+        assert_int_equal(wa_frees(wa, old_blk), 0);
+        pause_release(pr);   /* R probes its array, the old one if it had it first */
+        worker_join(r);
+        worker_join(&gc);
+    } else {
+        if (pr) {
+            pause_release(pr);
+            worker_join(r);
+        }
+        assert_int_equal(wa_frees(wa, old_blk), 0);
+        atab_gc(c->t);
+    }
+}
+
 /* The reader R loaded the shard's array and stops before probing it
-** (`pause_r`); the grower G replaces that array and stops before its grace
-** period. `r_first`: R has its array before G grows; `g_goes_first`: G is
-** let go first and must then wait for R's section before freeing the old
-** array, which R is still probing. */
-static void grow_schedule(int pause_r, int r_first, int g_goes_first)
+** (`pause_r`); the grower G replaces that array and stops before it
+** retires the old one. `r_first`: R has its array before G grows. G then
+** retires the old array and returns without a grace period of its own,
+** R still paused; the next grace period (atab_gc's, by C) frees it, after
+** R's section: `c_goes_first`: C is let go while R still probes the old
+** array, and must wait for R before freeing it. `limited`: a table with a
+** memory limit, whose grower waits for a grace period of its own (after
+** grow:free) and frees the old array itself, after R. */
+static void grow_schedule(int pause_r, int r_first, int c_goes_first, int limited)
 {
     watch_alloc wa = {0};
     atab_allocator al = wa_allocator(&wa);
+    atab_options o = plain_options(&al, 7);
     grow_case c = {0};
     worker r, g;
     setup_hooks();
-    c.t = race_table(&al);
+    o.sweep_threshold = SIZE_MAX;
+    o.memory_limit = limited ? SIZE_MAX / 2 : 0;
+    c.t = atab_table_new(&o);
     const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
     c.shard = shard_of_key(c.t, READ_KEY);
     uint64_t old = c.t->arrs[c.shard];
     assert_true((old & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots);   /* a real array */
     int old_blk = wa_watch(&wa, atab__arr_of(old).base);
     pause_at *pr = pause_r ? pause_arm("probe:array", ROLE_A, c.t) : NULL;
-    pause_at *pg = pause_arm("grow:free", ROLE_B, c.t);
+    pause_at *pg = pause_arm(limited ? "grow:free" : "grow:retire", ROLE_B, c.t);
     if (pause_r && r_first) {
         worker_start(&r, ROLE_A, do_read, &c);
         pause_wait(pr);
@@ -675,33 +714,26 @@ static void grow_schedule(int pause_r, int r_first, int g_goes_first)
     worker_start(&g, ROLE_B, do_grow, &c);
     pause_wait(pg);
     assert_true(c.t->arrs[c.shard] != old);   /* the new array is published */
-    assert_int_equal(wa_frees(&wa, old_blk), 0);
     if (!pause_r) {   /* R reads through, on the new array */
         worker_start(&r, ROLE_A, do_read, &c);
         worker_join(&r);
-        pause_release(pg);
-    } else {
-        if (!r_first) {   /* R stops on the new array */
-            worker_start(&r, ROLE_A, do_read, &c);
-            pause_wait(pr);
-        }
-        if (g_goes_first) {
-            pause_release(pg);
-            assert_true(worker_held(&g));   /* its grace period waits for R */
-            assert_int_equal(wa_frees(&wa, old_blk), 0);
-            pause_release(pr);   /* R probes its array, the old one if r_first */
-        } else {
-            pause_release(pr);
-            worker_join(&r);
-            assert_int_equal(wa_frees(&wa, old_blk), 0);
-            pause_release(pg);
-        }
+    } else if (!r_first) {   /* R stops on the new array */
+        worker_start(&r, ROLE_A, do_read, &c);
+        pause_wait(pr);
     }
-    worker_join(&r);
-    worker_join(&g);
+    pause_release(pg);
+    if (limited && pause_r) {
+        assert_true(worker_held(&g));   /* its own grace period waits for R */
+        assert_int_equal(wa_frees(&wa, old_blk), 0);
+        pause_release(pr);
+        worker_join(&r);
+    }
+    worker_join(&g);   /* with no limit, it did not wait for R */
     assert_true(c.grew);
+    if (!limited)
+        collect_retired(&c, &r, pr, &wa, old_blk, pause_r && c_goes_first);
     assert_ptr_equal(c.got, x);   /* found on whichever array it read */
-    assert_int_equal(wa_frees(&wa, old_blk), 1);
+    assert_int_equal(wa_frees(&wa, old_blk), 1);   /* the grace period freed it */
     atab_stats st;
     atab_get_stats(c.t, &st);
     assert_int_equal(st.misuse, 0);
@@ -715,23 +747,32 @@ static void reader_paused_on_the_old_array_while_the_shard_grows(void **state)
 {
     (void)state;
     need_sections();
-    grow_schedule(1, 1, 1);
+    grow_schedule(1, 1, 1, 0);
 }
 
-static void reader_paused_on_the_old_array_leaves_before_the_grower_frees(void **state)
+static void reader_paused_on_the_old_array_leaves_before_the_grace_period(void **state)
 {
     (void)state;
     need_sections();
-    grow_schedule(1, 1, 0);
+    grow_schedule(1, 1, 0, 0);
 }
 
 static void reader_after_the_grow_reads_the_new_array(void **state)
 {
     (void)state;
     need_sections();
-    grow_schedule(0, 0, 0);
-    grow_schedule(1, 0, 0);
-    grow_schedule(1, 0, 1);
+    grow_schedule(0, 0, 0, 0);
+    grow_schedule(1, 0, 0, 0);
+    grow_schedule(1, 0, 1, 0);
+}
+
+static void grower_with_a_memory_limit_waits_for_the_reader_then_frees(void **state)
+{
+    (void)state;
+    need_sections();
+    grow_schedule(1, 1, 0, 1);   /* R on the old array */
+    grow_schedule(1, 0, 0, 1);   /* R on the new one */
+    grow_schedule(0, 0, 0, 1);
 }
 
 /* ---- kick vs read ---- */
@@ -945,8 +986,9 @@ int main(void)
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
         cmocka_unit_test(reader_paused_on_the_old_array_while_the_shard_grows),
-        cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grower_frees),
+        cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grace_period),
         cmocka_unit_test(reader_after_the_grow_reads_the_new_array),
+        cmocka_unit_test(grower_with_a_memory_limit_waits_for_the_reader_then_frees),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
     };

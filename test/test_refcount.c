@@ -65,6 +65,12 @@ static void sweep_frees_exactly_the_unused(void **state)
         snprintf(buf, sizeof buf, "atom%d", i);
         atoms[i] = atab_intern_cstr(t, buf);
     }
+    long before = c.live;
+    uint32_t retired = t->n_retired;
+    assert_true(retired > 0);   /* arrays the inserts replaced wait for a grace period */
+    assert_int_equal(atab_gc(t), 0);   /* no atom unused: its grace period frees them */
+    assert_int_equal(c.live, before - (long)retired);
+    assert_int_equal(t->n_retired, 0);
     for (int i = 0; i < N; i += 3)
         atab_release(t, atoms[i]);
     long live = c.live;

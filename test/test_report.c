@@ -244,6 +244,7 @@ static void heap_entries_add_up_to_what_the_allocator_handed_out(void **state)
     size_t req = 0, slop = 0;
     got g;
     intern_assorted(t, 3000, keep, &req, &slop);
+    assert_true(t->n_retired > 0);   /* arrays the grows replaced, waiting: counted too */
     report_into(t, &g);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
@@ -262,6 +263,7 @@ static void heap_entries_add_up_to_what_the_allocator_handed_out(void **state)
     }
     atab_gc(t);   /* with what this thread's queue swept already: that half */
     assert_int_equal(atab_count(t), 1500);
+    assert_int_equal(t->n_retired, 0);
     report_into(t, &g);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req - req2);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop - slop2);

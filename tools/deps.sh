@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # deps.sh - installs the Debian packages a build needs, when missing.
-# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake plots firefox abi)
+# Usage: tools/deps.sh GROUP...   (groups: build test meson bench fuzz valgrind cmake plots firefox abi urcu)
 # Uses apt-get, through sudo when not root. Prints what it installs.
 set -e
 
@@ -17,6 +17,7 @@ pkgs_for() {
     plots) echo "gnuplot-nox python3" ;;   # make bench-plots: JSON read by python3, drawn by gnuplot
     firefox) echo "firefox-esr python3" ;;   # make check-aboutmemory: about:memory in headless Firefox
     abi) echo "abigail-tools binutils" ;;   # make check-abi: abidw, abidiff, nm, readelf
+    urcu) echo "liburcu-dev" ;;   # make bench-urcu: userspace RCU, measured against our grace period
     *) echo "deps.sh: unknown group '$1'" >&2; exit 2 ;;
     esac
 }

@@ -15,8 +15,11 @@
 #   lifecycle.json      every JSON the lifecycle runs wrote, one after another
 #   gracecount.txt      atomgracecount: grace periods (membarrier calls)
 #                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
+#   urcu.txt            atomurcu: one grace period of ours against
+#                       liburcu-memb's, and call_rcu per item, with 1, 2, 4,
+#                       8, 16 readers in sections
 #   run.log             what each step printed on stderr, and its timing
-# usage: run.sh OUTDIR      (at most these 6 files in OUTDIR)
+# usage: run.sh OUTDIR      (at most these 7 files in OUTDIR)
 # SCALE (default 1) multiplies the run's lengths: SCALE=0.05 is a smoke
 # run of the whole script. At SCALE=1 it took 184 s on a 2-core machine
 # (peers 107 s, lifecycle 77 s); the thread runs have fixed lengths, so 16
@@ -82,4 +85,6 @@ done > "$out/lifecycle.json"
 rm -rf "$lc"
 step gracecount gracecount.txt "$here/atomgracecount" --threads "$THREADS" \
     --atoms "$(scale 400000 16000)"
+step urcu urcu.txt "$here/atomurcu" --threads "$THREADS" \
+    --calls "$(scale 2000 50)" --items "$(scale 200000 5000)"
 echo "== run.sh: $(( $(date +%s) - t_start )) s in all" | tee -a "$log"
