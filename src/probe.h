@@ -3,7 +3,7 @@
 ** probe.h - the probe: one walk over a shard's slot array, for three kinds
 ** of key (a short one, any key, an atom's address), shared by the
 ** lock-free readers (intern.c) and the writers under the shard's lock
-** (table.c). Layout and encodings in table.h.
+** (table.c, sweep.c). Layout and encodings in table.h.
 */
 #ifndef ATAB_PROBE_H
 #define ATAB_PROBE_H

@@ -1,28 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** table.c - the atom table, all of its life but the hot path (intern.c:
-** the lock-free hit, and release): creation, slot arrays and inserts
-** under the shard's lock, the sweep that frees unused atoms, statistics,
-** external handles and the deferred free they allow. Layout in table.h,
-** the probe in probe.h, sections and spare references in thread.h, counts
-** in atom.h.
+** the lock-free hit, and release; sweep.c: the sweep): creation, slot
+** arrays and inserts under the shard's lock, statistics, external handles
+** and the deferred free they allow. Layout in table.h, the probe in
+** probe.h, sections and spare references in thread.h, counts in atom.h.
 **
 ** A hit (intern.c) is: hash, enter a section, this thread's cache or one
 ** probe (lock-free), a spare reference, leave. A miss takes the shard's
 ** lock, probes again, and inserts (here). A release puts the reference
 ** back in the cache, or drops it from the atom's count; an atom whose
-** count reaches 0 stays in the table, unused, and a hit revives it.
-**
-** Sweeps. The thread that brings an atom's count to 0 queues it
-** (thread.h); when its queue is full it sweeps it after its section: each
-** atom still at 0 is killed (a CAS that a revival racing it may win
-** instead) and unlinked under its shard's lock, and freed after one grace
-** period (one a thread's cache once kept spares of is left for a full
-** sweep: atom.h). A full sweep (atab_gc, or unqueued zeros past the
-** threshold) gives the caches' spares back, empties the queues, then
-** visits every shard under its lock. Readers are never stopped: a
-** lock-free probe that meets a killed atom treats it as absent and goes to
-** the lock, where the atom is already gone.
+** count reaches 0 stays in the table, unused, and a hit revives it,
+** until a sweep (sweep.c) frees it.
 */
 #include <stdlib.h>
 #include <sys/random.h>
@@ -50,13 +39,7 @@
 #define GROW_NUM 13
 #define GROW_DEN 16
 #endif
-#define RETIRE_LOCAL 256       /* a sweep's retire buffer on the stack */
 #define QUEUE_MAX 1024         /* atoms a thread queues before it sweeps them */
-
-static inline atab__shard *shard_of(atab_table *t, uint64_t h)
-{
-    return &t->shards[atab__h_shard(h)];
-}
 
 /* ---- slot arrays (shard lock held) ---- */
 
@@ -73,13 +56,8 @@ const uint32_t atab__code_groups[ATAB__MAX_CODE + 1] = {
 const uint64_t atab__no_slots[ATAB__GROUP / 8] __attribute__((aligned(16))) = {UINT64_C(0x8080808080808080),
                                                   UINT64_C(0x8080808080808080)};
 
-static inline int is_array(uint64_t word)
-{
-    return (word & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots;
-}
-
 /* The code of an array's block: the smallest with its count of groups. */
-static unsigned code_of(uint64_t word)
+unsigned atab__code_of(uint64_t word)
 {
     size_t n = atab__arr_of(word).ngroups;
     unsigned code = 16;
@@ -95,20 +73,6 @@ static unsigned next_code(unsigned code)
     while (next < ATAB__MAX_CODE && atab__code_groups[next] <= atab__code_groups[code])
         next++;
     return next;
-}
-
-/* Slots in a shard's array; 0 with none. */
-static size_t shard_cap(const atab__shard *sh)
-{
-    return is_array(*sh->arr) ? atab__arr_cap(atab__arr_of(*sh->arr)) : 0;
-}
-
-ATAB__INLINE void set_ctrl(atab__arr v, size_t i, unsigned byte)
-{
-    uint64_t *p = atab__ctrl_word_ptr(v, i / 8);
-    uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
-    ((unsigned char *)&w)[i % 8] = (unsigned char)byte;   /* byte i of the word: slot i */
-    __atomic_store_n(p, w, __ATOMIC_RELEASE);
 }
 
 /* Set bits of a group mask (16 bits), without a libgcc call where the
@@ -150,51 +114,24 @@ static size_t find_free(atab__arr v, uint64_t h, int *overflow)
 static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 {
     __atomic_store_n(atab__slot_ptr(v, i), s, __ATOMIC_RELEASE);
-    set_ctrl(v, i, atab__h_ctrl(h));
+    atab__set_ctrl(v, i, atab__h_ctrl(h));
 }
 
-/* Empties slot i. Only probes of an array whose keys overflowed go on past
-** group B, and only while groups have no empty slot: there, a slot of a
-** group without one must stay marked deleted, so that those probes still
-** pass through to the keys beyond. The slot
-** keeps its old address until reused: readers that matched the old
-** control byte still find the atom, which is freed only after a grace
-** period. */
-ATAB__INLINE void erase(atab__shard *sh, atab__arr v, size_t i)
+void atab__free_arr(atab_table *t, uint64_t word)
 {
-    if (!v.overflow || atab__group_read(v, i / ATAB__GROUP, 0).empty) {
-        set_ctrl(v, i, ATAB__CTRL_EMPTY);
-    } else {
-        set_ctrl(v, i, ATAB__CTRL_DELETED);
-    }
-    sh->used--;
+    if (atab__is_array(word))
+        atab__free(t, atab__arr_of(word).base, atab__code_bytes(atab__code_of(word)));
 }
 
-static void free_arr(atab_table *t, uint64_t word)
-{
-    if (is_array(word))
-        atab__free(t, atab__arr_of(word).base, atab__code_bytes(code_of(word)));
-}
-
-/* ---- retired arrays ----
-** An insert that grew a shard does not wait for a grace period: the array
-** it replaced goes on the table's retired list (table.h), and the next
-** grace period that runs anyway (a queue sweep's, a full sweep's; atab_gc
-** runs one for the list alone) frees it. free_unlinked takes the list
-** before its grace period begins, so every array it frees was replaced
-** before then, and no reader can still be on it after. Where the list is
-** full or the array large, or the table has a memory limit (which the
-** list's arrays would count against until then), the grower waits for a
-** grace period of its own, as with no list, and frees the list's arrays
-** with it. */
-
-/* Puts a replaced array on the list; 0 when it does not go there. */
+/* Puts an array that a growing shard replaced on the table's retired list
+** (sweep.c says when it is freed); 0 when it does not go there: the caller
+** waits for a grace period of its own (atab__free_unlinked). */
 static int retire_array(atab_table *t, uint64_t word)
 {
     int kept = 0;
-    if (!is_array(word))
+    if (!atab__is_array(word))
         return 1;   /* atab__no_slots: nothing to free */
-    if (atab__code_bytes(code_of(word)) > ATAB__RETIRED_BYTES || t->memory_limit)
+    if (atab__code_bytes(atab__code_of(word)) > ATAB__RETIRED_BYTES || t->memory_limit)
         return 0;
     atab__lock_take(&t->retired_lock);
     if (t->n_retired < ATAB__RETIRED_MAX) {
@@ -206,24 +143,9 @@ static int retire_array(atab_table *t, uint64_t word)
     return kept;
 }
 
-/* Empties the list into out[ATAB__RETIRED_MAX] before a grace period;
-** how many it took. One that a racing grower adds after the hint is read
-** waits for the next grace period. */
-static size_t retired_take(atab_table *t, uint64_t *out)
-{
-    if (!__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
-        return 0;
-    atab__lock_take(&t->retired_lock);
-    size_t n = t->n_retired;
-    memcpy(out, t->retired, n * sizeof *out);
-    __atomic_store_n(&t->n_retired, 0, __ATOMIC_RELAXED);
-    atab__lock_drop(&t->retired_lock);
-    return n;
-}
-
 /* The smallest size class whose groups hold n full slots at the growth
 ** load (one group at least). */
-static unsigned code_for(size_t n)
+unsigned atab__code_for(size_t n)
 {
     unsigned code = 16;
     while (code < ATAB__MAX_CODE && (atab__code_groups[code] == 0 ||
@@ -240,7 +162,7 @@ static uint64_t fill(atab_table *t, uint64_t to, uint64_t from)
     int overflow = 1;
     for (size_t g = 0; g < nv.ngroups; g++)
         memset(atab__group_ctrl(nv, g), ATAB__CTRL_EMPTY, ATAB__GROUP);
-    for (size_t j = 0; is_array(from) && j < atab__arr_cap(ov); j++) {
+    for (size_t j = 0; atab__is_array(from) && j < atab__arr_cap(ov); j++) {
         if (atab__slot_full(ov, j)) {
             uint64_t s = *atab__slot_ptr(ov, j);
             uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
@@ -274,7 +196,7 @@ static uint64_t new_block(atab_table *t, unsigned code)
 ** old array's word, which readers may still be probing (free it after a
 ** grace period), or UINT64_MAX when the allocation failed: the old array
 ** stays (a failed rebuild is benign, it only costs speed). */
-static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
+uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code)
 {
     uint64_t old = *sh->arr, word = atab__no_arr();
     atab_status saved = atab_last_error();
@@ -286,7 +208,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
             atab__set_error(saved);
             break;   /* keep the overflowing one */
         }
-        free_arr(t, word);
+        atab__free_arr(t, word);
         word = fill(t, blk, old);
         if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || next_code(code) >= ATAB__MAX_CODE)
             break;
@@ -301,7 +223,7 @@ static uint64_t rebuild(atab_table *t, atab__shard *sh, unsigned code)
 ** insert may go ahead. */
 static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 {
-    size_t cap = shard_cap(sh), full = sh->used;   /* deleted slots are free */
+    size_t cap = atab__shard_cap(sh), full = sh->used;   /* deleted slots are free */
     if (sh->used >= 0x7fffffff) {   /* 32-bit counters */
         atab__set_error(ATAB_ENOMEM);
         return -1;
@@ -309,7 +231,7 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     if ((full + 1) * LOAD_DEN <= cap * LOAD_NUM)
         return 0;
     atab_status saved = atab_last_error();
-    uint64_t old = rebuild(t, sh, code_for((size_t)sh->used + 1));
+    uint64_t old = atab__rebuild(t, sh, atab__code_for((size_t)sh->used + 1));
     if (old != UINT64_MAX) {
         *retired = old;
         return 0;
@@ -337,7 +259,7 @@ static size_t kick(atab_table *t, atab__arr v, size_t g)
             !(f = atab__group_read(v, b, 0).free))
             continue;
         put(v, b * ATAB__GROUP + (unsigned)__builtin_ctz(f), s, h);
-        set_ctrl(v, i, ATAB__CTRL_DELETED);   /* taken again at once by the caller */
+        atab__set_ctrl(v, i, ATAB__CTRL_DELETED);   /* taken again at once by the caller */
         return i;
     }
     return SIZE_MAX;
@@ -358,12 +280,12 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
     if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
         i = kick(t, v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
-        unsigned code = is_array(*sh->arr) ? next_code(code_of(*sh->arr)) : 16;
-        unsigned want = code_for((size_t)sh->used + 1);
+        unsigned code = atab__is_array(*sh->arr) ? next_code(atab__code_of(*sh->arr)) : 16;
+        unsigned want = atab__code_for((size_t)sh->used + 1);
         atab_status saved = atab_last_error();
         uint64_t old = UINT64_MAX;
-        if (!*retired && 2 * (size_t)sh->used >= shard_cap(sh) && code < ATAB__MAX_CODE)
-            old = rebuild(t, sh, want > code ? want : code);
+        if (!*retired && 2 * (size_t)sh->used >= atab__shard_cap(sh) && code < ATAB__MAX_CODE)
+            old = atab__rebuild(t, sh, want > code ? want : code);
         if (old != UINT64_MAX)
             *retired = old;
         atab__set_error(saved);
@@ -379,9 +301,6 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
 }
 
 /* ---- finding and inserting under the shard's lock ---- */
-
-static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
-                          const uint64_t *arrays, size_t n_arrays, const atab_atom **q);
 
 /* A new atom for key k (count 1), in a block this thread kept from its
 ** sweep when it has one of that length; or NULL (error set). When an
@@ -407,7 +326,7 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
 const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
                                              const char *u8, int insert_new)
 {
-    atab__shard *sh = shard_of(t, k->hash);
+    atab__shard *sh = atab__shard_of(t, k->hash);
     uint64_t retired = 0;
     atab_status saved = atab_last_error();
     const atab_atom *a = NULL;
@@ -435,240 +354,10 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
         ATAB__PAUSE("grow:retire", t);
         if (!retire_array(t, retired)) {
             ATAB__PAUSE("grow:free", t);
-            free_unlinked(t, NULL, 0, &retired, 1, NULL);
+            atab__free_unlinked(t, NULL, 0, &retired, 1, NULL);
         }
     }
     return a;
-}
-
-/* ---- the sweep ---- */
-
-/* What a sweep unlinked and frees after one grace period: as many atoms
-** as its buffer holds (on the stack, then grown from the table's allocator:
-** one grace period, one membarrier, for a whole sweep), and the arrays it
-** shrank. */
-typedef struct retire {
-    atab_atom **atoms;
-    size_t n_atoms, cap;
-    uint64_t arrays[4];
-    size_t n_arrays;
-    atab_atom *local[RETIRE_LOCAL];
-} retire;
-
-/* Room for one more atom, growing the buffer; -1 when it cannot grow
-** (benign: the sweep frees what it holds, then goes on). */
-static int retire_room(atab_table *t, retire *rt)
-{
-    if (rt->n_atoms < rt->cap)
-        return 0;
-    atab_status saved = atab_last_error();
-    atab_atom **na = atab__alloc(t, 2 * rt->cap * sizeof *na);
-    if (!na) {
-        atab__set_error(saved);
-        return -1;
-    }
-    memcpy(na, rt->atoms, rt->n_atoms * sizeof *na);
-    if (rt->atoms != rt->local)
-        atab__free(t, rt->atoms, rt->cap * sizeof *rt->atoms);
-    rt->atoms = na;
-    rt->cap *= 2;
-    return 0;
-}
-
-/* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
-** unlinked by a sweep, once no reader can still see them, and the retired
-** arrays with them; with `q` (the queue block being swept, away from its
-** record), q keeps the atoms' blocks for its thread's next new atoms
-** instead. */
-static void free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
-                          const uint64_t *arrays, size_t n_arrays, const atab_atom **q)
-{
-    uint64_t old[ATAB__RETIRED_MAX];
-    size_t n_old = retired_take(t, old);
-    atab__synchronize(t);
-    for (size_t i = 0; i < n_old; i++)
-        free_arr(t, old[i]);
-    if (q) {
-        atab__recycle(t, q, atoms, n_atoms);
-    } else {
-        size_t *acct = atab__acct(t);
-        for (size_t i = 0; i < n_atoms; i++)
-            if (atoms[i])
-                atab__atom_free(t, acct, atoms[i]);
-    }
-    for (size_t i = 0; i < n_arrays; i++)
-        free_arr(t, arrays[i]);
-}
-
-/* Frees what a full sweep unlinked so far, and the retired arrays. */
-static void retire_flush(atab_table *t, retire *rt)
-{
-    if (!rt->n_atoms && !rt->n_arrays && !__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
-        return;
-    ATAB__PAUSE("sweep:free", t);
-    free_unlinked(t, rt->atoms, rt->n_atoms, rt->arrays, rt->n_arrays, NULL);
-    rt->n_atoms = rt->n_arrays = 0;
-}
-
-/* Shrinks a locked shard that a sweep left under an eighth used into the
-** smaller array that holds twice its atoms (none when it has none), the
-** old one appended to arrays[*n] to free after a grace period: a shard
-** that churns between sweeps keeps room for as many again as it holds, and
-** is rebuilt again only once that more than doubles or falls under a
-** third. Deleted slots are no reason: inserts reuse them, and they
-** lengthen no probe (erase). Benign on failure: the shard keeps its array. */
-static void shrink(atab_table *t, atab__shard *sh, uint64_t *arrays, size_t *n)
-{
-    if (!is_array(*sh->arr) || 8 * (size_t)sh->used >= shard_cap(sh))
-        return;
-    unsigned code = sh->used ? code_for(2 * (size_t)sh->used) : 0;
-    if (code && atab__code_groups[code] >= atab__arr_of(*sh->arr).ngroups)
-        return;
-    atab_status saved = atab_last_error();
-    uint64_t old = rebuild(t, sh, code);
-    atab__set_error(saved);
-    if (old != UINT64_MAX && is_array(old))
-        arrays[(*n)++] = old;
-}
-
-/* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
-** retire buffer has room; else the caller frees and comes back), then
-** shrinks it, whether or not it freed any here (queue sweeps retire at
-** most 4 arrays each, and may leave emptied shards their arrays). Returns
-** how many it freed. */
-static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
-{
-    size_t freed = 0;
-    atab__lock_take(&sh->lock);
-    atab__arr v = atab__arr_of(*sh->arr);
-    for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
-        if (!atab__slot_full(v, i))
-            continue;
-        atab_atom *a = (atab_atom *)atab__slot_atom(*atab__slot_ptr(v, i));
-        if (atab_is_static(a) || atab__count(a) != 0)
-            continue;
-        ATAB__PAUSE("sweep:kill", a);
-        if (!atab__count_kill(a))
-            continue;   /* revived just now */
-        erase(sh, v, i);
-        rt->atoms[rt->n_atoms++] = a;
-        freed++;
-    }
-    shrink(t, sh, rt->arrays, &rt->n_arrays);
-    atab__lock_drop(&sh->lock);
-    return freed;
-}
-
-/* Frees every atom at count 0, shard by shard; sweep_lock is held. */
-static size_t sweep(atab_table *t)
-{
-    retire rt;
-    size_t freed = 0, got;
-    rt.atoms = rt.local;
-    rt.cap = RETIRE_LOCAL;
-    rt.n_atoms = rt.n_arrays = 0;
-    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);   /* odd: atab_foreach */
-    __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
-    /* spares back, queues emptied: every count is what holders hold */
-    atab__flush_counts(t, 1, NULL, NULL);
-    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        do {
-            got = sweep_shard(t, &t->shards[i], &rt);
-            freed += got;
-            if (rt.n_atoms == rt.cap || rt.n_arrays == 4)
-                retire_flush(t, &rt);
-        } while (got && rt.n_atoms == 0);   /* the buffer filled: this shard again */
-    }
-    retire_flush(t, &rt);
-    if (rt.atoms != rt.local)
-        atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);
-    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);
-    return freed;
-}
-
-size_t atab_gc(atab_table *t)
-{
-    if (!t)
-        return 0;
-    pthread_mutex_lock(&t->sweep_lock);
-    size_t freed = sweep(t);
-    pthread_mutex_unlock(&t->sweep_lock);
-    return freed;
-}
-
-/* Sweeps the n atoms of a queue (this thread's, taken off its record: the
-** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
-** lock, taken once: an atom still at 0 is killed and unlinked, one revived
-** is only taken off, and the shard may shrink; after one grace period the
-** dead are freed. An atom at 0 that a cache has kept spares of (atom.h:
-** SPARED) is taken off and counted towards t->unused instead, for a full
-** sweep, which takes the caches' spares back before it kills. */
-static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
-{
-    uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
-    uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
-                                              ATAB__RECYCLE_LENS);
-    uint16_t start[ATAB__SHARDS + 1] = {0};
-    size_t dead = 0, n_arrays = 0, spared = 0;
-    for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
-        h[i] = atab__atom_hash(t, q[i]);
-        start[atab__h_shard(h[i]) + 1]++;
-    }
-    for (unsigned s = 0; s < ATAB__SHARDS; s++)
-        start[s + 1] += start[s];
-    for (uint32_t i = 0; i < n; i++)
-        by_shard[start[atab__h_shard(h[i])]++] = (uint16_t)i;
-    for (uint32_t k = 0; k < n;) {
-        atab__shard *sh = shard_of(t, h[by_shard[k]]);
-        atab__lock_take(&sh->lock);
-        do {
-            uint32_t i = by_shard[k];
-            ATAB__PAUSE("queue:kill", q[i]);
-            uint32_t left = atab__count_unqueue(q[i], 1);
-            if (left == ATAB__REF_DEAD) {
-                atab__arr v = atab__arr_of(*sh->arr);
-                size_t at;
-                if (atab__probe(v, h[i], atab__match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
-                    erase(sh, v, at);
-                    dead++;
-                } else {
-                    q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
-                }
-            } else {
-                spared += left == 0;   /* at 0: SPARED (else revived) */
-                q[i] = NULL;
-            }
-        } while (++k < n && shard_of(t, h[by_shard[k]]) == sh);
-        if (n_arrays < 4)
-            shrink(t, sh, arrays, &n_arrays);
-        atab__lock_drop(&sh->lock);
-    }
-    if (spared)
-        __atomic_add_fetch(&t->unused, spared, __ATOMIC_RELAXED);
-    if (!dead && !n_arrays)
-        return;
-    ATAB__PAUSE("queue:free", t);
-    free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
-}
-
-void atab__queue_due(atab_table *t, atab__rec *r)
-{
-    uint32_t n = 0;
-    const atab_atom **q = NULL;
-    if (__atomic_load_n(&r->queue, __ATOMIC_RELAXED) && !(q = atab__queue_take(r, &n)))
-        return;   /* a flusher holds r: later */
-    if (n)
-        sweep_queue(t, q, n);
-    atab__queue_put(t, r, q);
-}
-
-void atab__sweep_at_threshold(atab_table *t)
-{
-    if (pthread_mutex_trylock(&t->sweep_lock) != 0)
-        return;
-    if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
-        sweep(t);
-    pthread_mutex_unlock(&t->sweep_lock);
 }
 
 /* ---- statistics and visits ---- */
@@ -680,8 +369,8 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         atab__shard *sh = &t->shards[i];
         atab__lock_take(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(*sh->arr);
-        if (is_array(*sh->arr) && array_fn)
-            array_fn(ud, v.base, atab__code_bytes(code_of(*sh->arr)));
+        if (atab__is_array(*sh->arr) && array_fn)
+            array_fn(ud, v.base, atab__code_bytes(atab__code_of(*sh->arr)));
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
@@ -689,23 +378,8 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
     }
     atab__lock_take(&t->retired_lock);
     for (uint32_t i = 0; i < t->n_retired && array_fn; i++)
-        array_fn(ud, atab__arr_of(t->retired[i]).base, atab__code_bytes(code_of(t->retired[i])));
+        array_fn(ud, atab__arr_of(t->retired[i]).base, atab__code_bytes(atab__code_of(t->retired[i])));
     atab__lock_drop(&t->retired_lock);
-}
-
-size_t atab__table_unqueue_locked(atab_table *t)
-{
-    size_t zeros = 0;
-    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        atab__arr v = atab__arr_of(t->arrs[i]);
-        for (size_t j = 0; j < atab__arr_cap(v); j++) {
-            const atab_atom *a;
-            if (atab__slot_full(v, j) && !atab_is_static(a = atab__slot_atom(*atab__slot_ptr(v, j))) &&
-                (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_QUEUED))
-                zeros += atab__count_unqueue(a, 0) == 0;
-        }
-    }
-    return zeros;
 }
 
 static void stats_atom(void *ud, const atab_atom *a)
@@ -730,7 +404,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
         atab__shard *sh = &t->shards[i];
         atab__lock_take(&sh->lock);
         out->statics_seen += sh->statics;
-        out->capacity += shard_cap(sh);
+        out->capacity += atab__shard_cap(sh);
         atab__lock_drop(&sh->lock);
     }
     out->bytes = atab__bytes(t);
@@ -942,7 +616,7 @@ static int table_init(atab_table *t, const atab_options *o)
         atab_status saved = atab_last_error();
         size_t per = o->initial_capacity / ATAB__SHARDS + 1;
         for (unsigned i = 0; i < ATAB__SHARDS; i++)
-            rebuild(t, &t->shards[i], code_for(per));   /* benign; no old array */
+            atab__rebuild(t, &t->shards[i], atab__code_for(per));   /* benign; no old array */
         atab__set_error(saved);
     }
     return 0;
@@ -979,7 +653,7 @@ static void table_destroy(atab_table *t)
     atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        if (!is_array(*sh->arr))
+        if (!atab__is_array(*sh->arr))
             continue;   /* atab__no_slots: nothing in it, nothing to free */
         atab__arr v = atab__arr_of(*sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++) {
@@ -989,10 +663,10 @@ static void table_destroy(atab_table *t)
             if (!atab_is_static(a))
                 atab__atom_free(t, NULL, (atab_atom *)a);
         }
-        free_arr(t, *sh->arr);
+        atab__free_arr(t, *sh->arr);
     }
     for (uint32_t i = 0; i < t->n_retired; i++)
-        free_arr(t, t->retired[i]);
+        atab__free_arr(t, t->retired[i]);
     pthread_mutex_destroy(&t->sweep_lock);
     atab__static_fini(t);
     atab_allocator al = t->alloc;

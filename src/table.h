@@ -121,7 +121,7 @@ typedef struct atab__group {
 #include <emmintrin.h>
 
 /* Group g's 16 control bytes, compared 16 at a time. Writers store a
-** control word at a time (table.c, set_ctrl), so one 16-byte load sees
+** control word at a time (atab__set_ctrl), so one 16-byte load sees
 ** each byte either before or after a store, which is all a probe needs;
 ** ThreadSanitizer builds read the two words as atomics, as it can check. */
 static inline atab__group atab__group_read(atab__arr a, size_t g, unsigned c)
@@ -308,7 +308,7 @@ struct atab_table {
     uint64_t retired[ATAB__RETIRED_MAX];   /* array words that growing shards
                                               replaced and readers may still
                                               probe: freed after the next
-                                              grace period (table.c) */
+                                              grace period (sweep.c) */
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */
@@ -317,6 +317,72 @@ struct atab_table {
 
 /* The table object's allocation: room to align it to a cache line. */
 #define ATAB__TABLE_ALLOC (sizeof(atab_table) + 63)
+
+/* ---- writing a shard (its lock held): table.c's inserts, sweep.c's sweeps ---- */
+
+static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
+{
+    return &t->shards[atab__h_shard(h)];
+}
+
+/* Is an array word a block of its own (not atab__no_slots)? */
+static inline int atab__is_array(uint64_t word)
+{
+    return (word & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots;
+}
+
+/* Slots in a shard's array; 0 with none. */
+static inline size_t atab__shard_cap(const atab__shard *sh)
+{
+    return atab__is_array(*sh->arr) ? atab__arr_cap(atab__arr_of(*sh->arr)) : 0;
+}
+
+ATAB__INLINE void atab__set_ctrl(atab__arr v, size_t i, unsigned byte)
+{
+    uint64_t *p = atab__ctrl_word_ptr(v, i / 8);
+    uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
+    ((unsigned char *)&w)[i % 8] = (unsigned char)byte;   /* byte i of the word: slot i */
+    __atomic_store_n(p, w, __ATOMIC_RELEASE);
+}
+
+/* Empties slot i. Only probes of an array whose keys overflowed go on past
+** group B, and only while groups have no empty slot: there, a slot of a
+** group without one must stay marked deleted, so that those probes still
+** pass through to the keys beyond. The slot
+** keeps its old address until reused: readers that matched the old
+** control byte still find the atom, which is freed only after a grace
+** period. */
+ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
+{
+    if (!v.overflow || atab__group_read(v, i / ATAB__GROUP, 0).empty) {
+        atab__set_ctrl(v, i, ATAB__CTRL_EMPTY);
+    } else {
+        atab__set_ctrl(v, i, ATAB__CTRL_DELETED);
+    }
+    sh->used--;
+}
+
+/* Size classes and arrays (table.c): the code of an array word's block;
+** the smallest code whose groups hold n full slots at the growth load;
+** freeing an array word's block (none for atab__no_slots); moving a locked
+** shard into a new array of a code (0: none), which returns the old word
+** to free after a grace period, or UINT64_MAX when the allocation failed
+** (benign: the shard keeps its array). */
+ATAB__HIDDEN unsigned atab__code_of(uint64_t word);
+ATAB__HIDDEN unsigned atab__code_for(size_t n);
+ATAB__HIDDEN void atab__free_arr(atab_table *t, uint64_t word);
+ATAB__HIDDEN uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code);
+
+/* ---- the sweep (sweep.c) ---- */
+
+/* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
+** unlinked under shard locks, once no reader can still see them, and the
+** retired arrays with them; with `q` (a queue block being swept, away
+** from its record), q keeps the atoms' blocks for its thread's next new
+** atoms instead. Outside any section. */
+ATAB__HIDDEN void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
+                                      const uint64_t *arrays, size_t n_arrays,
+                                      const atab_atom **q);
 
 /* The byte counter of this thread's record on t (the record it used
 ** last), for atoms it allocates or frees (alloc.c); NULL without one. */
@@ -376,7 +442,7 @@ ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
 ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
                                                           const char *u8, int insert_new);
 
-/* After a release (table.c): a thread whose queue is full sweeps it and
+/* After a release (sweep.c): a thread whose queue is full sweeps it and
 ** puts it back empty (one that queued an atom with no queue yet makes
 ** one); a full sweep once t->unused reaches the threshold, on the
 ** releasing thread (another thread crossing it meanwhile goes on without
@@ -399,7 +465,7 @@ typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
                                            atab__visit_fn fn, void *ud);
 
-/* In a child after fork(), the shards' locks held: takes every atom off
+/* In a child after fork() (sweep.c), the shards' locks held: takes every atom off
 ** the queues (thread.h) of the threads that did not come along, and the
 ** child's own, so that a full sweep sees them. Returns how many it left
 ** at 0. */

@@ -128,7 +128,7 @@ void atab__synchronize(atab_table *t)
 
 /* Counts one atom brought to 0 by this thread towards t->unused, a batch
 ** at a time so that churning threads do not share a written line (the
-** batch is a small fraction of the sweep threshold: table.c). */
+** batch is a small fraction of the sweep threshold: table.c sets it). */
 static void count_zero(atab_table *t, atab__rec *r)
 {
     if (r && (uint32_t)++r->zeros < t->zero_batch)

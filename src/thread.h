@@ -8,7 +8,7 @@
 ** Whatever a writer unlinks (an atom a sweep killed, a slot array a rebuild
 ** replaced) it frees only after a grace period (atab__synchronize): once
 ** every record that was inside a section has left it (an array a grow
-** replaced waits on the table's retired list for the next one: table.c).
+** replaced waits on the table's retired list for the next one: sweep.c).
 ** Entering costs a
 ** store and a compiler fence where the kernel has membarrier (the writer
 ** pays for the fence), a full fence elsewhere (the hit path tells which by
@@ -32,7 +32,7 @@
 **
 ** Queues. A thread that brings an atom's count to 0 puts it on its queue
 ** (atom.h: QUEUED). When the queue is full, the thread sweeps it after the
-** section (table.c): under each atom's shard lock, an atom still at 0 is
+** section (sweep.c): under each atom's shard lock, an atom still at 0 is
 ** killed and unlinked (unless a cache ever kept spares of it: atom.h,
 ** SPARED; it is taken off, counted for a full sweep), one that was
 ** revived is only taken off; one grace period later the dead are freed

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** sweep.c - the sweep protocol: how unused atoms and replaced slot arrays
+** are unlinked under the shards' locks and freed after a grace period
+** (thread.c: atab__synchronize). The queues themselves (taking one away,
+** putting it back, the blocks kept for new atoms) are thread.c's; the
+** slot arrays and their rebuilds table.c's (table.h).
+**
+** Sweeps. The thread that brings an atom's count to 0 queues it
+** (thread.h); when its queue is full it sweeps it after its section: each
+** atom still at 0 is killed (a CAS that a revival racing it may win
+** instead) and unlinked under its shard's lock, and freed after one grace
+** period (one a thread's cache once kept spares of is left for a full
+** sweep: atom.h). A full sweep (atab_gc, or unqueued zeros past the
+** threshold) gives the caches' spares back, empties the queues, then
+** visits every shard under its lock. Readers are never stopped: a
+** lock-free probe that meets a killed atom treats it as absent and goes to
+** the lock, where the atom is already gone. A sweep shrinks the shards
+** it leaves mostly empty, and frees what it unlinked, the arrays it
+** replaced among them, after one grace period for the whole batch.
+*/
+#include <stdlib.h>
+
+#include "table.h"
+#include "probe.h"
+
+#define RETIRE_LOCAL 256       /* a sweep's retire buffer on the stack */
+
+/* ---- retired arrays ----
+** An insert that grew a shard does not wait for a grace period: the array
+** it replaced goes on the table's retired list (table.h), and the next
+** grace period that runs anyway (a queue sweep's, a full sweep's; atab_gc
+** runs one for the list alone) frees it. atab__free_unlinked takes the list
+** before its grace period begins, so every array it frees was replaced
+** before then, and no reader can still be on it after. Where the list is
+** full or the array large, or the table has a memory limit (which the
+** list's arrays would count against until then), the grower waits for a
+** grace period of its own, as with no list, and frees the list's arrays
+** with it (table.c puts them there: retire_array). */
+
+/* Empties the list into out[ATAB__RETIRED_MAX] before a grace period;
+** how many it took. One that a racing grower adds after the hint is read
+** waits for the next grace period. */
+static size_t retired_take(atab_table *t, uint64_t *out)
+{
+    if (!__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
+        return 0;
+    atab__lock_take(&t->retired_lock);
+    size_t n = t->n_retired;
+    memcpy(out, t->retired, n * sizeof *out);
+    __atomic_store_n(&t->n_retired, 0, __ATOMIC_RELAXED);
+    atab__lock_drop(&t->retired_lock);
+    return n;
+}
+
+/* What a sweep unlinked and frees after one grace period: as many atoms
+** as its buffer holds (on the stack, then grown from the table's allocator:
+** one grace period, one membarrier, for a whole sweep), and the arrays it
+** shrank. */
+typedef struct retire {
+    atab_atom **atoms;
+    size_t n_atoms, cap;
+    uint64_t arrays[4];
+    size_t n_arrays;
+    atab_atom *local[RETIRE_LOCAL];
+} retire;
+
+/* Room for one more atom, growing the buffer; -1 when it cannot grow
+** (benign: the sweep frees what it holds, then goes on). */
+static int retire_room(atab_table *t, retire *rt)
+{
+    if (rt->n_atoms < rt->cap)
+        return 0;
+    atab_status saved = atab_last_error();
+    atab_atom **na = atab__alloc(t, 2 * rt->cap * sizeof *na);
+    if (!na) {
+        atab__set_error(saved);
+        return -1;
+    }
+    memcpy(na, rt->atoms, rt->n_atoms * sizeof *na);
+    if (rt->atoms != rt->local)
+        atab__free(t, rt->atoms, rt->cap * sizeof *rt->atoms);
+    rt->atoms = na;
+    rt->cap *= 2;
+    return 0;
+}
+
+/* The retired list is taken before the grace period begins (above). */
+void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
+                         const uint64_t *arrays, size_t n_arrays, const atab_atom **q)
+{
+    uint64_t old[ATAB__RETIRED_MAX];
+    size_t n_old = retired_take(t, old);
+    atab__synchronize(t);
+    for (size_t i = 0; i < n_old; i++)
+        atab__free_arr(t, old[i]);
+    if (q) {
+        atab__recycle(t, q, atoms, n_atoms);
+    } else {
+        size_t *acct = atab__acct(t);
+        for (size_t i = 0; i < n_atoms; i++)
+            if (atoms[i])
+                atab__atom_free(t, acct, atoms[i]);
+    }
+    for (size_t i = 0; i < n_arrays; i++)
+        atab__free_arr(t, arrays[i]);
+}
+
+/* Frees what a full sweep unlinked so far, and the retired arrays. */
+static void retire_flush(atab_table *t, retire *rt)
+{
+    if (!rt->n_atoms && !rt->n_arrays && !__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
+        return;
+    ATAB__PAUSE("sweep:free", t);
+    atab__free_unlinked(t, rt->atoms, rt->n_atoms, rt->arrays, rt->n_arrays, NULL);
+    rt->n_atoms = rt->n_arrays = 0;
+}
+
+/* Shrinks a locked shard that a sweep left under an eighth used into the
+** smaller array that holds twice its atoms (none when it has none), the
+** old one appended to arrays[*n] to free after a grace period: a shard
+** that churns between sweeps keeps room for as many again as it holds, and
+** is rebuilt again only once that more than doubles or falls under a
+** third. Deleted slots are no reason: inserts reuse them, and they
+** lengthen no probe (erase). Benign on failure: the shard keeps its array. */
+static void shrink(atab_table *t, atab__shard *sh, uint64_t *arrays, size_t *n)
+{
+    if (!atab__is_array(*sh->arr) || 8 * (size_t)sh->used >= atab__shard_cap(sh))
+        return;
+    unsigned code = sh->used ? atab__code_for(2 * (size_t)sh->used) : 0;
+    if (code && atab__code_groups[code] >= atab__arr_of(*sh->arr).ngroups)
+        return;
+    atab_status saved = atab_last_error();
+    uint64_t old = atab__rebuild(t, sh, code);
+    atab__set_error(saved);
+    if (old != UINT64_MAX && atab__is_array(old))
+        arrays[(*n)++] = old;
+}
+
+/* Sweeps one shard: kills and unlinks its atoms at count 0 (while the
+** retire buffer has room; else the caller frees and comes back), then
+** shrinks it, whether or not it freed any here (queue sweeps retire at
+** most 4 arrays each, and may leave emptied shards their arrays). Returns
+** how many it freed. */
+static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
+{
+    size_t freed = 0;
+    atab__lock_take(&sh->lock);
+    atab__arr v = atab__arr_of(*sh->arr);
+    for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
+        if (!atab__slot_full(v, i))
+            continue;
+        atab_atom *a = (atab_atom *)atab__slot_atom(*atab__slot_ptr(v, i));
+        if (atab_is_static(a) || atab__count(a) != 0)
+            continue;
+        ATAB__PAUSE("sweep:kill", a);
+        if (!atab__count_kill(a))
+            continue;   /* revived just now */
+        atab__erase(sh, v, i);
+        rt->atoms[rt->n_atoms++] = a;
+        freed++;
+    }
+    shrink(t, sh, rt->arrays, &rt->n_arrays);
+    atab__lock_drop(&sh->lock);
+    return freed;
+}
+
+/* Frees every atom at count 0, shard by shard; sweep_lock is held. */
+static size_t sweep(atab_table *t)
+{
+    retire rt;
+    size_t freed = 0, got;
+    rt.atoms = rt.local;
+    rt.cap = RETIRE_LOCAL;
+    rt.n_atoms = rt.n_arrays = 0;
+    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);   /* odd: atab_foreach */
+    __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
+    /* spares back, queues emptied: every count is what holders hold */
+    atab__flush_counts(t, 1, NULL, NULL);
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        do {
+            got = sweep_shard(t, &t->shards[i], &rt);
+            freed += got;
+            if (rt.n_atoms == rt.cap || rt.n_arrays == 4)
+                retire_flush(t, &rt);
+        } while (got && rt.n_atoms == 0);   /* the buffer filled: this shard again */
+    }
+    retire_flush(t, &rt);
+    if (rt.atoms != rt.local)
+        atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);
+    __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);
+    return freed;
+}
+
+size_t atab_gc(atab_table *t)
+{
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->sweep_lock);
+    size_t freed = sweep(t);
+    pthread_mutex_unlock(&t->sweep_lock);
+    return freed;
+}
+
+/* Sweeps the n atoms of a queue (this thread's, taken off its record: the
+** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
+** lock, taken once: an atom still at 0 is killed and unlinked, one revived
+** is only taken off, and the shard may shrink; after one grace period the
+** dead are freed. An atom at 0 that a cache has kept spares of (atom.h:
+** SPARED) is taken off and counted towards t->unused instead, for a full
+** sweep, which takes the caches' spares back before it kills. */
+static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
+{
+    uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
+    uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
+                                              ATAB__RECYCLE_LENS);
+    uint16_t start[ATAB__SHARDS + 1] = {0};
+    size_t dead = 0, n_arrays = 0, spared = 0;
+    for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
+        h[i] = atab__atom_hash(t, q[i]);
+        start[atab__h_shard(h[i]) + 1]++;
+    }
+    for (unsigned s = 0; s < ATAB__SHARDS; s++)
+        start[s + 1] += start[s];
+    for (uint32_t i = 0; i < n; i++)
+        by_shard[start[atab__h_shard(h[i])]++] = (uint16_t)i;
+    for (uint32_t k = 0; k < n;) {
+        atab__shard *sh = atab__shard_of(t, h[by_shard[k]]);
+        atab__lock_take(&sh->lock);
+        do {
+            uint32_t i = by_shard[k];
+            ATAB__PAUSE("queue:kill", q[i]);
+            uint32_t left = atab__count_unqueue(q[i], 1);
+            if (left == ATAB__REF_DEAD) {
+                atab__arr v = atab__arr_of(*sh->arr);
+                size_t at;
+                if (atab__probe(v, h[i], atab__match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
+                    atab__erase(sh, v, at);
+                    dead++;
+                } else {
+                    q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
+                }
+            } else {
+                spared += left == 0;   /* at 0: SPARED (else revived) */
+                q[i] = NULL;
+            }
+        } while (++k < n && atab__shard_of(t, h[by_shard[k]]) == sh);
+        if (n_arrays < 4)
+            shrink(t, sh, arrays, &n_arrays);
+        atab__lock_drop(&sh->lock);
+    }
+    if (spared)
+        __atomic_add_fetch(&t->unused, spared, __ATOMIC_RELAXED);
+    if (!dead && !n_arrays)
+        return;
+    ATAB__PAUSE("queue:free", t);
+    atab__free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
+}
+
+void atab__queue_due(atab_table *t, atab__rec *r)
+{
+    uint32_t n = 0;
+    const atab_atom **q = NULL;
+    if (__atomic_load_n(&r->queue, __ATOMIC_RELAXED) && !(q = atab__queue_take(r, &n)))
+        return;   /* a flusher holds r: later */
+    if (n)
+        sweep_queue(t, q, n);
+    atab__queue_put(t, r, q);
+}
+
+void atab__sweep_at_threshold(atab_table *t)
+{
+    if (pthread_mutex_trylock(&t->sweep_lock) != 0)
+        return;
+    if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
+        sweep(t);
+    pthread_mutex_unlock(&t->sweep_lock);
+}
+
+size_t atab__table_unqueue_locked(atab_table *t)
+{
+    size_t zeros = 0;
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        atab__arr v = atab__arr_of(t->arrs[i]);
+        for (size_t j = 0; j < atab__arr_cap(v); j++) {
+            const atab_atom *a;
+            if (atab__slot_full(v, j) && !atab_is_static(a = atab__slot_atom(*atab__slot_ptr(v, j))) &&
+                (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_QUEUED))
+                zeros += atab__count_unqueue(a, 0) == 0;
+        }
+    }
+    return zeros;
+}
