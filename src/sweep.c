@@ -211,15 +211,14 @@ size_t atab_gc(atab_table *t)
 ** sweep, which takes the caches' spares back before it kills. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
-    uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
+    const uint64_t *h = atab__queue_hashes(q, t->queue_cap);
+    uint64_t arrays[4];
     uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
                                               ATAB__RECYCLE_LENS);
     uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0, spared = 0;
-    for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
-        h[i] = atab__atom_hash(t, q[i]);
+    for (uint32_t i = 0; i < n; i++)   /* a counting sort by shard */
         start[atab__h_shard(h[i]) + 1]++;
-    }
     for (unsigned s = 0; s < ATAB__SHARDS; s++)
         start[s + 1] += start[s];
     for (uint32_t i = 0; i < n; i++)
