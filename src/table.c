@@ -288,8 +288,9 @@ typedef struct ab_groups {
 ** the array grows a class (past half full only, so that keys crafted to
 ** share groups cannot make it grow without bound); where it does not, the
 ** key goes past them (benign: probes of this array read on past B). */
-static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired,
-                  const ab_groups *ab)
+static __attribute__((noinline)) int
+insert_any(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired,
+           const ab_groups *ab)
 {
     if (reserve(t, sh, retired) != 0)
         return -1;
@@ -318,6 +319,24 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
     put(v, i, s, h);
     sh->used++;
     return 0;
+}
+
+/* insert, inline where it is short: the shard below its load, and a free
+** slot in group A or B as the key's probe read them (ab); else insert_any,
+** out of line. */
+ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
+                        uint64_t *retired, const ab_groups *ab)
+{
+    size_t full = sh->used;
+    if (ATAB__LIKELY(ab->arr == *sh->arr && (ab->a.free | ab->b.free) && full < 0x7fffffff &&
+                     (full + 1) * LOAD_DEN <= atab__shard_cap(sh) * LOAD_NUM)) {
+        atab__arr v = atab__arr_of(ab->arr);
+        int overflow = 0;
+        put(v, pick_free(v, h, ab->a.free, ab->b.free, &overflow), s, h);
+        sh->used++;
+        return 0;
+    }
+    return insert_any(t, sh, s, h, retired, ab);
 }
 
 /* ---- finding and inserting under the shard's lock ---- */
