@@ -211,28 +211,29 @@ size_t atab_gc(atab_table *t)
 ** sweep, which takes the caches' spares back before it kills. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
-    uint64_t *h = (uint64_t *)(void *)(q + t->queue_cap), arrays[4];
+    const uint64_t *h = atab__queue_hashes(q, t->queue_cap);
+    uint64_t arrays[4];
     uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
                                               ATAB__RECYCLE_LENS);
     uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0, spared = 0;
-    for (uint32_t i = 0; i < n; i++) {   /* a counting sort by shard */
-        h[i] = atab__atom_hash(t, q[i]);
+    for (uint32_t i = 0; i < n; i++)   /* a counting sort by shard */
         start[atab__h_shard(h[i]) + 1]++;
-    }
     for (unsigned s = 0; s < ATAB__SHARDS; s++)
         start[s + 1] += start[s];
     for (uint32_t i = 0; i < n; i++)
         by_shard[start[atab__h_shard(h[i])]++] = (uint16_t)i;
-    for (uint32_t k = 0; k < n;) {
-        atab__shard *sh = atab__shard_of(t, h[by_shard[k]]);
+    for (uint32_t s = 0, k = 0; k < n; s++) {   /* start[s]: the end of shard s's atoms */
+        if (k == start[s])
+            continue;
+        atab__shard *sh = &t->shards[s];
         atab__lock_take(&sh->lock);
+        atab__arr v = atab__arr_of(*sh->arr);   /* until shrink: erasing keeps the array */
         do {
             uint32_t i = by_shard[k];
             ATAB__PAUSE("queue:kill", q[i]);
             uint32_t left = atab__count_unqueue(q[i], 1);
             if (left == ATAB__REF_DEAD) {
-                atab__arr v = atab__arr_of(*sh->arr);
                 size_t at;
                 if (atab__probe(v, h[i], atab__match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
                     atab__erase(sh, v, at);
@@ -244,7 +245,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
                 spared += left == 0;   /* at 0: SPARED (else revived) */
                 q[i] = NULL;
             }
-        } while (++k < n && atab__shard_of(t, h[by_shard[k]]) == sh);
+        } while (++k < start[s]);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
         atab__lock_drop(&sh->lock);

@@ -75,26 +75,29 @@ static unsigned next_code(unsigned code)
     return next;
 }
 
-/* Set bits of a group mask (16 bits), without a libgcc call where the
-** target has no popcount instruction. */
-static unsigned popcount16(uint32_t m)
+/* Whether group mask fa (16 bits) has as many set bits as fb or more:
+** both counted in one word, without a libgcc call where the target has
+** no popcount instruction. */
+static int more_free(uint32_t fa, uint32_t fb)
 {
-    m = m - ((m >> 1) & 0x5555);
-    m = (m & 0x3333) + ((m >> 2) & 0x3333);
-    m = (m + (m >> 4)) & 0x0f0f;
-    return (m + (m >> 8)) & 0x1f;
+    uint32_t m = fa | fb << 16;
+    m = m - ((m >> 1) & 0x55555555);
+    m = (m & 0x33333333) + ((m >> 2) & 0x33333333);
+    m = (m + (m >> 4)) & 0x0f0f0f0f;
+    m += m >> 8;   /* byte 0: fa's count, byte 2: fb's (16 at most) */
+    return (m & 0x1f) >= ((m >> 16) & 0x1f);
 }
 
-/* Where an insert of h goes: a free (empty or deleted) slot of the less
-** full of groups A and B; when both are full, the first free slot past B
-** with `overflow` (which is then set to 2: the caller flags the array),
-** else SIZE_MAX. There is one: the load stays below 1. */
-static size_t find_free(atab__arr v, uint64_t h, int *overflow)
+/* Where an insert of h goes, given the free (empty or deleted) slots fa
+** and fb of its groups A and B: a free slot of the less full of them; when
+** both are full, the first free slot past B with `overflow` (which is then
+** set to 2: the caller flags the array), else SIZE_MAX. There is one: the
+** load stays below 1. */
+static size_t pick_free(atab__arr v, uint64_t h, uint32_t fa, uint32_t fb, int *overflow)
 {
-    size_t a = atab__h_group(h, v.ngroups), b = atab__h_group2(h, v.ngroups);
-    uint32_t fa = atab__group_read(v, a, 0).free, fb = atab__group_read(v, b, 0).free;
-    if (fa && popcount16(fa) >= popcount16(fb))
-        return a * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
+    if (fa && more_free(fa, fb))
+        return atab__h_group(h, v.ngroups) * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
+    size_t b = atab__h_group2(h, v.ngroups);
     if (fb)
         return b * ATAB__GROUP + (unsigned)__builtin_ctz(fb);
     for (size_t g = b; *overflow;) {
@@ -107,6 +110,13 @@ static size_t find_free(atab__arr v, uint64_t h, int *overflow)
         }
     }
     return SIZE_MAX;
+}
+
+/* pick_free, reading groups A and B. */
+static size_t find_free(atab__arr v, uint64_t h, int *overflow)
+{
+    return pick_free(v, h, atab__group_read(v, atab__h_group(h, v.ngroups), 0).free,
+                     atab__group_read(v, atab__h_group2(h, v.ngroups), 0).free, overflow);
 }
 
 /* Stores slot s for hash h: the slot first, then its control byte, so a
@@ -265,18 +275,29 @@ static size_t kick(atab_table *t, atab__arr v, size_t g)
     return SIZE_MAX;
 }
 
-/* Inserts slot value s for hash h into a locked shard. When both of its
+/* A locked shard's groups A and B of a key, read once: its probe and its
+** insert look at the same two. */
+typedef struct ab_groups {
+    uint64_t arr;        /* the array word they were read in */
+    atab__group a, b;
+} ab_groups;
+
+/* Inserts slot value s for hash h into a locked shard; ab (when not NULL)
+** holds its groups as the key's probe read them. When both of its
 ** groups are full, a key of either moves to its other group (kick); else
 ** the array grows a class (past half full only, so that keys crafted to
 ** share groups cannot make it grow without bound); where it does not, the
 ** key goes past them (benign: probes of this array read on past B). */
-static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired)
+static __attribute__((noinline)) int
+insert_any(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *retired,
+           const ab_groups *ab)
 {
     if (reserve(t, sh, retired) != 0)
         return -1;
     atab__arr v = atab__arr_of(*sh->arr);
     int overflow = 0;
-    size_t i = find_free(v, h, &overflow);
+    size_t i = ab && ab->arr == *sh->arr ? pick_free(v, h, ab->a.free, ab->b.free, &overflow)
+                                         : find_free(v, h, &overflow);   /* grown since */
     if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
         i = kick(t, v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
@@ -300,6 +321,24 @@ static int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64
     return 0;
 }
 
+/* insert, inline where it is short: the shard below its load, and a free
+** slot in group A or B as the key's probe read them (ab); else insert_any,
+** out of line. */
+ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
+                        uint64_t *retired, const ab_groups *ab)
+{
+    size_t full = sh->used;
+    if (ATAB__LIKELY(ab->arr == *sh->arr && (ab->a.free | ab->b.free) && full < 0x7fffffff &&
+                     (full + 1) * LOAD_DEN <= atab__shard_cap(sh) * LOAD_NUM)) {
+        atab__arr v = atab__arr_of(ab->arr);
+        int overflow = 0;
+        put(v, pick_free(v, h, ab->a.free, ab->b.free, &overflow), s, h);
+        sh->used++;
+        return 0;
+    }
+    return insert_any(t, sh, s, h, retired, ab);
+}
+
 /* ---- finding and inserting under the shard's lock ---- */
 
 /* A new atom for key k (count 1), in a block this thread kept from its
@@ -317,6 +356,24 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     return a;
 }
 
+/* The atom of key k in a locked shard's array word arr, or NULL; *ab
+** receives the key's groups A and B, for its insert. The walk is
+** atab__probe's (probe.h), with both groups read at once: nothing moves
+** under the lock. */
+static const atab_atom *find_locked(uint64_t arr, const atab__key *k, ab_groups *ab)
+{
+    atab__arr v = atab__arr_of(arr);
+    unsigned c = atab__h_ctrl(k->hash);
+    size_t ga = atab__h_group(k->hash, v.ngroups), gb = atab__h_group2(k->hash, v.ngroups);
+    ab->arr = arr;
+    ab->a = atab__group_read(v, ga, c);
+    ab->b = atab__group_read(v, gb, c);
+    const atab_atom *a = atab__group_find(v, ga, ab->a.match, k->hash, atab__match_key, k, NULL);
+    if (!a)
+        a = atab__group_find(v, gb, ab->b.match, k->hash, atab__match_key, k, NULL);
+    return a || !v.overflow ? a : atab__probe_from_b(v, k->hash, atab__match_key, k, NULL);
+}
+
 /* Under the shard's lock: finds the key again (the lock-free probe that
 ** missed read no insert count: that line is the writers'), else a static
 ** atom (cached in the shard, so later hits are one lock-free probe), else
@@ -330,18 +387,19 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
     uint64_t retired = 0;
     atab_status saved = atab_last_error();
     const atab_atom *a = NULL;
+    ab_groups ab;
 
     atab__lock_take(&sh->lock);
-    if ((a = atab__probe(atab__arr_of(*sh->arr), k->hash, atab__match_key, k, NULL)) != NULL) {
+    if ((a = find_locked(*sh->arr, k, &ab)) != NULL) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
     } else if ((a = atab__static_lookup(t, u8, k->len)) != NULL) {
-        if (insert(t, sh, atab__slot_make(a, k->hash), k->hash, &retired) == 0)
+        if (insert(t, sh, atab__slot_make(a, k->hash), k->hash, &retired, &ab) == 0)
             sh->statics++;
         atab__set_error(saved);   /* failing to cache it is benign */
     } else if (insert_new) {
         atab_atom *na = new_atom(t, k);
-        if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired) != 0) {
+        if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired, &ab) != 0) {
             atab__atom_free(t, atab__acct(t), na);
             na = NULL;
         }

@@ -151,15 +151,18 @@ static void misuse_found(atab_table *t)
     __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
 }
 
-/* Applies what atab__count_drop returned for atom a (QUEUE only where
-** queue_room said yes); the caller's status. */
-ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int what)
+/* Applies what atab__count_drop returned for atom a of hash h (QUEUE only
+** where queue_room said yes); the caller's status. */
+ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h, int what)
 {
     if (what == ATAB__DROP_QUEUE) {
-        if (!r->queue)
+        if (!r->queue) {
             r->pending = a;   /* until the owner makes the queue */
-        else
+            r->pending_h = h;
+        } else {
+            atab__queue_hashes(r->queue, t->queue_cap)[r->nq] = h;
             r->queue[r->nq++] = a;
+        }
         if (!r->queue || r->nq == t->queue_cap)
             __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
     } else if (what == ATAB__DROP_UNUSED) {
@@ -174,7 +177,7 @@ ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, int wh
 
 int atab__unref_direct(atab_table *t, const atab_atom *a)
 {
-    return dropped(t, NULL, a, atab__count_drop(a, 1, 0, 0));
+    return dropped(t, NULL, a, 0, atab__count_drop(a, 1, 0, 0));   /* never queued */
 }
 
 /* ---- queues ---- */
@@ -260,8 +263,10 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     }
     if (q) {
         __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
-        if (r->pending)
+        if (r->pending) {
+            atab__queue_hashes(q, t->queue_cap)[r->nq] = r->pending_h;
             r->queue[r->nq++] = r->pending;
+        }
     } else if (r->pending) {
         unqueue(t, r, r->pending);   /* no queue to be had */
     }
@@ -327,7 +332,7 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
         const atab_atom *a = atab__ent_atom(*e);
         int what = atab__count_drop(a, n, 0, queue_room(r));
         if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
-            dropped(t, r, a, what);
+            dropped(t, r, a, what == ATAB__DROP_QUEUE ? atab__atom_hash(t, a) : 0, what);
     }
     *e = 0;
 }
@@ -397,14 +402,14 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
         return ATAB_OK;   /* saturated: counts no more */
     if (c > own + 1) {   /* others hold it too */
         if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
-            return dropped(t, r, a, atab__count_drop(a, 1, own, queue_room(r)));
+            return dropped(t, r, a, h, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
             e = make_entry(t, r, a, h);   /* marks it SPARED */
         *e += ATAB__ENT_ONE;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
     if (c < own + 1)   /* the count is this thread's spares: the caller holds none */
-        return dropped(t, r, a, ATAB__DROP_MISUSE);
+        return dropped(t, r, a, h, ATAB__DROP_MISUSE);
     /* The last holder this thread can see: no spare may outlive it, so the
     ** spares go with the reference, and the atom is queued, or counted as
     ** unused once per entry. */
@@ -416,7 +421,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
         if (what == ATAB__DROP_UNUSED)
             *e |= ATAB__ENT_ZERO;   /* counted now (a queued atom is not) */
     }
-    return dropped(t, r, a, what);
+    return dropped(t, r, a, h, what);
 }
 
 /* Adds the zeros r gathered to t->unused (the caller holds r). */

@@ -105,6 +105,7 @@ typedef struct atab__rec {
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */
     const atab_atom *pending; /* the one atom queued while the queue is away */
+    uint64_t pending_h;       /* its hash */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
                                  (only its thread writes it; atomic loads and stores) */
     size_t misuse;            /* over-releases its hits found (as `bytes`) */
@@ -258,13 +259,20 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 
 #define ATAB__RECYCLE_LENS 32   /* lengths whose dead atoms' blocks a thread keeps */
 
-/* A queue's block: room for t->queue_cap atoms; the scratch its sweep
-** works in (each atom's hash); by length, the lists of recycled blocks
-** (blocks of atoms its sweep freed, linked through their first word, for
-** the thread's next new atoms); the scratch's order of the atoms by shard. */
+/* A queue's block: room for t->queue_cap atoms; each atom's hash, stored
+** when it is queued (its sweep finds shards and slots by them, and hashes
+** no key); by length, the lists of recycled blocks (blocks of atoms its
+** sweep freed, linked through their first word, for the thread's next new
+** atoms); the sweep's scratch, the order of the atoms by shard. */
 #define ATAB__QUEUE_BYTES(t) \
     ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)) + \
      ATAB__RECYCLE_LENS * sizeof(atab_atom *))
+
+/* The hashes of the atoms in a queue block of room for cap atoms. */
+static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
+{
+    return (uint64_t *)(void *)(q + cap);
+}
 
 /* The recycled blocks' lists in a queue block of room for cap atoms. */
 static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
