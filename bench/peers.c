@@ -57,6 +57,7 @@
 #include <atomtab.h>
 
 #include "naive.h"
+#include "stats.h"
 #include "tokens.h"
 
 /* ---- the C backends: create, intern, release (or none), destroy ---- */
@@ -94,13 +95,6 @@ typedef struct figures {
 } figures;
 
 static volatile uintptr_t sink;
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* Live heap bytes by glibc's count: in-use arena chunks plus mmapped
 ** blocks. */
@@ -216,25 +210,6 @@ static int child(const char *bname, const char *path, size_t limit)
 
 /* ---- the driver ---- */
 
-typedef struct cell {
-    double *v;   /* one value per repeat */
-    size_t n;
-} cell;
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(cell *c)
-{
-    if (!c->n)
-        return 0;
-    qsort(c->v, c->n, sizeof *c->v, cmp_dbl);
-    return c->n % 2 ? c->v[c->n / 2] : (c->v[c->n / 2 - 1] + c->v[c->n / 2]) / 2;
-}
-
 /* Runs argv with its stdout into line[size]; 0 when it exited 0. */
 static int run_line(char *const argv[], char *line, size_t size)
 {
@@ -287,26 +262,6 @@ static void run_child(const char *sc, const backend *b, const char *path, size_t
             v = (v - (double)chars) / (double)distinct;
         row[w].v[row[w].n++] = v;
     }
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Distinct tokens among the first n, and their chars + NULs. */
-static size_t count_distinct(const tokens *t, size_t n, size_t *chars)
-{
-    const char **v = malloc(n * sizeof *v);
-    size_t d = 0;
-    memcpy(v, t->s, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_str);
-    *chars = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
-            d++, *chars += strlen(v[i]) + 1;
-    free(v);
-    return d;
 }
 
 typedef struct env {

@@ -53,6 +53,7 @@
 #include <atomtab.h>
 
 #include "naive.h"
+#include "stats.h"
 #include "tokens.h"
 
 /* ---- the interface ---- */
@@ -146,25 +147,6 @@ static void make_misses(const tokens *in, tokens *out)
     }
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static size_t count_distinct(const tokens *t, double *avg_len)
-{
-    const char **v = malloc(t->n * sizeof *v);
-    size_t d = 0, chars = 0;
-    memcpy(v, t->s, t->n * sizeof *v);
-    qsort(v, t->n, sizeof *v, cmp_str);
-    for (size_t i = 0; i < t->n; i++)
-        if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
-            d++, chars += strlen(v[i]);
-    free(v);
-    *avg_len = d ? (double)chars / (double)d : 0;
-    return d;
-}
-
 /* ---- the workloads (noinline: callgrind --toggle-collect=wl_*) ---- */
 
 static volatile uintptr_t sink;
@@ -205,13 +187,6 @@ void wl_repeat(const backend *b, void *t, const char *s, size_t len, size_t n)
     for (size_t i = 0; i < n; i++)
         x ^= (uintptr_t)b->intern(t, s, len);
     sink = x;
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 /* Live bytes by jemalloc's count (flush the thread cache, write epoch). */
@@ -306,25 +281,6 @@ static int child(const char *bname, const char *path, const char *only,
 }
 
 /* ---- the driver ---- */
-
-typedef struct cell {
-    double *v;   /* one value per repeat */
-    size_t n;
-} cell;
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(cell *c)
-{
-    if (!c->n)
-        return 0;
-    qsort(c->v, c->n, sizeof *c->v, cmp_dbl);
-    return c->n % 2 ? c->v[c->n / 2] : (c->v[c->n / 2 - 1] + c->v[c->n / 2]) / 2;
-}
 
 static double minimum(cell *c)
 {
@@ -534,7 +490,8 @@ int main(int argc, char **argv)
         tokens k;
         double avg;
         load(argv[i], &k);
-        size_t distinct = count_distinct(&k, &avg);
+        size_t chars, distinct = count_distinct(&k, k.n, &chars);
+        avg = distinct ? (double)(chars - distinct) / (double)distinct : 0;   /* chars alone */
         for (size_t b = 0; b < NBACKENDS; b++)
             for (size_t r = 0; r < NRESULTS; r++)
                 cells[b][r].v = calloc((size_t)reps, sizeof(double)), cells[b][r].n = 0;
