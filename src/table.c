@@ -164,21 +164,39 @@ unsigned atab__code_for(size_t n)
     return code;
 }
 
+/* find_free in an array only fill() has written: there a group's full
+** slots are always its first ones (each insert takes the lowest free
+** slot, and nothing is erased), so a group's free slots number 16 less
+** the index of its first free one, and the less full group is the one
+** whose first free slot comes first. */
+static size_t fill_free(atab__arr v, uint64_t h, int *overflow)
+{
+    size_t a = atab__h_group(h, v.ngroups), b = atab__h_group2(h, v.ngroups);
+    uint32_t fa = atab__group_read(v, a, 0).free, fb = atab__group_read(v, b, 0).free;
+    if (fa && (!fb || __builtin_ctz(fa) <= __builtin_ctz(fb)))
+        return a * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
+    if (fb)
+        return b * ATAB__GROUP + (unsigned)__builtin_ctz(fb);
+    return pick_free(v, h, 0, 0, overflow);
+}
+
 /* Copies the full slots of array word `from` into the empty array of word
 ** `to`; returns `to`, flagged if a key had to go past its two groups. */
-static uint64_t fill(atab_table *t, uint64_t to, uint64_t from)
+static uint64_t fill(unsigned shard, uint64_t to, uint64_t from)
 {
     atab__arr nv = atab__arr_of(to), ov = atab__arr_of(from);
     int overflow = 1;
     for (size_t g = 0; g < nv.ngroups; g++)
         memset(atab__group_ctrl(nv, g), ATAB__CTRL_EMPTY, ATAB__GROUP);
-    for (size_t j = 0; atab__is_array(from) && j < atab__arr_cap(ov); j++) {
-        if (atab__slot_full(ov, j)) {
-            uint64_t s = *atab__slot_ptr(ov, j);
-            uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
-            size_t i = find_free(nv, h, &overflow);
-            *atab__slot_ptr(nv, i) = s;   /* same tag: the hash did not change */
-            atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = (uint8_t)atab__h_ctrl(h);
+    for (size_t g = 0; atab__is_array(from) && g < ov.ngroups; g++) {
+        const uint8_t *ctrl = atab__group_ctrl(ov, g);
+        const uint64_t *slots = (const uint64_t *)(const void *)(ctrl + ATAB__GROUP);
+        for (uint32_t full = ~atab__group_read(ov, g, 0).free & 0xffff; full; full &= full - 1) {
+            unsigned j = (unsigned)__builtin_ctz(full);
+            uint64_t h = atab__slot_hash(shard, ctrl[j], slots[j]);   /* all that places it */
+            size_t i = fill_free(nv, h, &overflow);
+            *atab__slot_ptr(nv, i) = slots[j];
+            atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = ctrl[j];
         }
     }
     return overflow == 2 ? to | ATAB__ARR_OVERFLOW : to;
@@ -219,7 +237,7 @@ uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code)
             break;   /* keep the overflowing one */
         }
         atab__free_arr(t, word);
-        word = fill(t, blk, old);
+        word = fill((unsigned)(sh - t->shards), blk, old);
         if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || next_code(code) >= ATAB__MAX_CODE)
             break;
     }
@@ -253,16 +271,16 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     return -1;
 }
 
-/* Frees a slot of full group g (shard lock held) by moving one of its keys
+/* Frees a slot of full group g of a shard (its lock held) by moving one of its keys
 ** that sits in its group A to its group B, where there is room; the slot's
 ** index, or SIZE_MAX. The key is copied before its old slot is emptied,
 ** and probes read A before B, so a probe racing the move finds it in one
 ** or the other (a move from B to A could be missed: never made). */
-static size_t kick(atab_table *t, atab__arr v, size_t g)
+static size_t kick(unsigned shard, atab__arr v, size_t g)
 {
     for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
         uint64_t s = *atab__slot_ptr(v, i);
-        uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
+        uint64_t h = atab__slot_hash(shard, atab__group_ctrl(v, g)[i % ATAB__GROUP], s);
         size_t b = atab__h_group2(h, v.ngroups);
         uint32_t f;
         if (atab__h_group(h, v.ngroups) != g || b == g ||
@@ -298,8 +316,8 @@ insert_any(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *ret
     int overflow = 0;
     size_t i = ab && ab->arr == *sh->arr ? pick_free(v, h, ab->a.free, ab->b.free, &overflow)
                                          : find_free(v, h, &overflow);   /* grown since */
-    if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
-        i = kick(t, v, atab__h_group2(h, v.ngroups));
+    if (i == SIZE_MAX && (i = kick(atab__h_shard(h), v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
+        i = kick(atab__h_shard(h), v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
         unsigned code = atab__is_array(*sh->arr) ? next_code(atab__code_of(*sh->arr)) : 16;
         unsigned want = atab__code_for((size_t)sh->used + 1);

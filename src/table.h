@@ -25,9 +25,12 @@
 ** left deleted.
 **
 ** The 64-bit hash h is split: bits 58-63 the shard, 51-57 the control
-** byte, 35-50 the slot tag, bits 0-31 group A and bits 16-47 xor 0-31
-** group B (each scaled to the group count, which is not a power of two:
-** arrays are sized to allocator size classes).
+** byte, 35-50 the slot tag; groups A and B are two halves of bits 35-63
+** times one odd constant, each scaled to the group count (not a power of
+** two: arrays are sized to allocator size classes). A full slot and its
+** control byte thus keep every bit that places its key (atab__slot_hash):
+** arrays grow and keys move without reading an atom. Bits 0-34 are left
+** to the threads' caches (thread.h).
 */
 #ifndef ATAB_TABLE_H
 #define ATAB_TABLE_H
@@ -83,15 +86,25 @@ static inline uint64_t atab__h_tag(uint64_t h)
     return (h >> 35) & 0xffff;
 }
 
-/* The home groups of h among n groups (multiply-shift of 32 bits). */
+/* A key's place: its home groups are functions of the bits of h that its
+** slot keeps (bits 35-63: the shard, the control byte and the tag), mixed
+** by one multiply, so a rebuild or a kick finds a key's groups from its
+** slot and control byte alone, reading no atom and hashing no key. */
+static inline uint64_t atab__h_place(uint64_t h)
+{
+    return (h >> 35) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+/* The home groups of h among n groups (multiply-shift of 32 bits of its
+** place: the high half for A, the low half for B). */
 static inline size_t atab__h_group(uint64_t h, size_t ngroups)
 {
-    return (size_t)(((h & 0xffffffffu) * (uint64_t)ngroups) >> 32);
+    return (size_t)(((atab__h_place(h) >> 32) * (uint64_t)ngroups) >> 32);
 }
 
 static inline size_t atab__h_group2(uint64_t h, size_t ngroups)
 {
-    return (size_t)((((h ^ h >> 16) & 0xffffffffu) * (uint64_t)ngroups) >> 32);
+    return (size_t)(((atab__h_place(h) & 0xffffffffu) * (uint64_t)ngroups) >> 32);
 }
 
 /* Control word k (slots 8k to 8k+7) as a little-endian word: byte i is
@@ -186,6 +199,14 @@ static inline uint64_t atab__slot_make(const atab_atom *a, uint64_t h)
 static inline const atab_atom *atab__slot_atom(uint64_t s)
 {
     return (const atab_atom *)(uintptr_t)(s & ATAB__ADDR_MASK);
+}
+
+/* The bits of the hash that a full slot s of shard `shard` with control
+** byte `ctrl` keeps: all that atab__h_group, atab__h_group2, atab__h_ctrl
+** and atab__h_tag read. */
+static inline uint64_t atab__slot_hash(unsigned shard, unsigned ctrl, uint64_t s)
+{
+    return (uint64_t)shard << 58 | (uint64_t)ctrl << 51 | (s >> 48) << 35;
 }
 
 static inline int atab__slot_may_match(uint64_t s, uint64_t h)
