@@ -271,11 +271,12 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     return -1;
 }
 
-/* Frees a slot of full group g of a shard (its lock held) by moving one of its keys
-** that sits in its group A to its group B, where there is room; the slot's
-** index, or SIZE_MAX. The key is copied before its old slot is emptied,
-** and probes read A before B, so a probe racing the move finds it in one
-** or the other (a move from B to A could be missed: never made). */
+/* Frees a slot of full group g of a shard (its lock held) by moving one of
+** its keys that sits in its group A to its group B, where there is room;
+** the slot's index, or SIZE_MAX. The key is copied before its old slot is
+** emptied, and probes read A before B, so a probe racing the move finds it
+** in one or the other (a move from B to A could be missed: never made).
+** The keys' groups come from their slots (table.h): no atom is read. */
 static size_t kick(unsigned shard, atab__arr v, size_t g)
 {
     for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
@@ -428,7 +429,9 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
     atab__lock_drop(&sh->lock);
     if (retired) {   /* readers may be on the old array: free it after a grace period */
         ATAB__PAUSE("grow:retire", t);
-        if (!retire_array(t, retired)) {
+        if (atab__alone(t)) {
+            atab__free_arr(t, retired);   /* no reader but this thread */
+        } else if (!retire_array(t, retired)) {
             ATAB__PAUSE("grow:free", t);
             atab__free_unlinked(t, NULL, 0, &retired, 1, NULL);
         }
