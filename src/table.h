@@ -15,9 +15,11 @@
 ** A full slot holds the atom's address with 16 more bits of the hash in its
 ** top bits, checked before the atom is read.
 **
-** Two choices. A key has two home groups, A and B; an insert takes the
-** less full of the two, so groups fill evenly and a probe reads A, then B,
-** and stops there. When both are full the array grows instead; only where
+** Two choices. A key has two home groups, A and B; an insert takes A
+** while A has a free slot, else B, so a group that still has an empty
+** slot has sent no key on to B (and keeps its empty slots until its
+** array is rebuilt: atab__erase), and a probe reads A, then B only when A
+** has no empty slot, and stops there. When both are full the array grows instead; only where
 ** it cannot does a key go past B (linearly, to the first free slot), and
 ** the array's word then says so (ATAB__ARR_OVERFLOW): probes of that array
 ** go on past B to the first group with an empty slot. Every key costs one
@@ -366,16 +368,16 @@ ATAB__INLINE void atab__set_ctrl(atab__arr v, size_t i, unsigned byte)
     __atomic_store_n(p, w, __ATOMIC_RELEASE);
 }
 
-/* Empties slot i. Only probes of an array whose keys overflowed go on past
-** group B, and only while groups have no empty slot: there, a slot of a
-** group without one must stay marked deleted, so that those probes still
-** pass through to the keys beyond. The slot
-** keeps its old address until reused: readers that matched the old
-** control byte still find the atom, which is freed only after a grace
-** period. */
+/* Empties slot i. A probe stops at a group with an empty slot (probe.h),
+** so a slot may become empty only in a group that has an empty slot
+** still: such a group was never full since its array was built, so no key
+** of it went on to its group B or past. In a group with none, the slot is
+** marked deleted, for inserts to reuse. The slot keeps its old address
+** until reused: readers that matched the old control byte still find the
+** atom, which is freed only after a grace period. */
 ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    if (!v.overflow || atab__group_read(v, i / ATAB__GROUP, 0).empty) {
+    if (atab__group_read(v, i / ATAB__GROUP, 0).empty) {
         atab__set_ctrl(v, i, ATAB__CTRL_EMPTY);
     } else {
         atab__set_ctrl(v, i, ATAB__CTRL_DELETED);
