@@ -2,8 +2,9 @@
 /*
 ** flood.c - hash flooding. An attacker who knows the table's seed can
 ** brute-force keys whose seeded XXH3 hash lands in one shard (top 6 bits)
-** and one home slot (low K bits): every insert and lookup then walks one
-** long probe run. This benchmark generates such keys for a fixed, known
+** and one home group A (the top K bits of the key's place, table.h: group 0
+** of any array of up to 2^K groups): every such key then competes for one
+** group, and only its group B spreads them. This benchmark generates such keys for a fixed, known
 ** seed and measures, in the same run, the cost per operation (intern all
 ** keys into an empty table, then look each up) of:
 **
@@ -63,19 +64,20 @@ static void next_hex(char *d, int width)
     }
 }
 
-/* Keys whose hash under SEED has the top 6 bits 0 (shard 0) and the low
-** `bits` bits 0 (one home slot while the shard has <= 2^bits slots).
+/* Keys whose hash under SEED has the top 6 bits 0 (shard 0) and whose
+** place has its top `bits` bits 0 (group A is group 0 while the shard has
+** <= 2^bits groups).
 ** Keys are "id-" and 12 hex digits. Returns the hashes tried. */
 static uint64_t make_attack(keyset *ks, size_t n, unsigned bits)
 {
     char buf[] = "id-000000000000";
     size_t len = sizeof buf - 1;
-    uint64_t tried = 0, low = bits ? (UINT64_C(1) << bits) - 1 : 0;
+    uint64_t tried = 0;
     while (ks->n < n) {
         next_hex(buf + 3, 12);
         uint64_t h = atab__hash_bytes(SEED, buf, len);
         tried++;
-        if ((h >> (64 - ATAB__SHARD_BITS)) == 0 && (h & low) == 0)
+        if ((h >> (64 - ATAB__SHARD_BITS)) == 0 && (!bits || atab__h_place(h) >> (64 - bits) == 0))
             push(ks, buf, len);
     }
     return tried;
@@ -204,7 +206,7 @@ int main(int argc, char **argv)
     }
     double t0 = now();
     uint64_t tried = make_attack(&atk, n_attack, bits);
-    printf("generated %zu keys colliding in shard and low %u bits of the hash for "
+    printf("generated %zu keys colliding in shard and the top %u bits of the place for "
            "seed 0x%llx: %llu hashes tried, %.1f s\n", atk.n, bits,
            (unsigned long long)SEED, (unsigned long long)tried, now() - t0);
     make_random(&rnd, atk.n);
@@ -215,7 +217,7 @@ int main(int argc, char **argv)
         keyset many = {0}, many_rnd = {0};
         t0 = now();
         tried = make_attack(&many, n_many, many_bits);
-        printf("generated %zu keys colliding in shard%s (low %u bits): %llu hashes "
+        printf("generated %zu keys colliding in shard%s (top %u bits of the place): %llu hashes "
                "tried, %.1f s\n", many.n, many_bits ? " and home bits" : " only",
                many_bits, (unsigned long long)tried, now() - t0);
         make_random(&many_rnd, many.n);

@@ -32,17 +32,20 @@ ATAB__INLINE const atab_atom *atab__group_find(atab__arr v, size_t g, uint32_t m
 }
 
 /* The atom in groups A and B of h that `match` accepts, or NULL; *at (when
-** not NULL) receives its slot. B's control bytes are read only after A's
-** slots: a kick puts a key in its group B before its slot in A is emptied
-** and reused, so a probe that finds that slot reused finds the key in B. */
+** not NULL) receives its slot. B is read only when A has no empty slot: a
+** key goes to B only when A is full, and a group that has been full keeps
+** no empty slot until its array is rebuilt (table.h). B's control bytes
+** are read only after A's slots: a kick puts a key in its group B before
+** its slot in A is emptied and reused, so a probe that finds that slot
+** reused finds the key in B. */
 ATAB__INLINE const atab_atom *atab__probe_ab(atab__arr v, uint64_t h, atab__match_fn match,
                                              const void *key, size_t *at)
 {
     size_t ga = atab__h_group(h, v.ngroups);
-    uint32_t ma = atab__group_read(v, ga, atab__h_ctrl(h)).match;
+    atab__group gra = atab__group_read(v, ga, atab__h_ctrl(h));
     ATAB__PAUSE("probe:group_a", atab__group_ctrl(v, ga));
-    const atab_atom *a = atab__group_find(v, ga, ma, h, match, key, at);
-    if (!a) {
+    const atab_atom *a = atab__group_find(v, ga, gra.match, h, match, key, at);
+    if (!a && !gra.empty) {   /* A never filled: no key of A went on to B */
         size_t gb = atab__h_group2(h, v.ngroups);
         a = atab__group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h, match,
                              key, at);

@@ -25,10 +25,13 @@
 ** into the smallest size class that holds the full slots at
 ** GROW_NUM/GROW_DEN (the next class up, 1.2-1.25x, as a rule). So every key
 ** sits in one of its two groups. Chosen on the bundled corpus (make
-** membytes; bench/probes.c for where keys sit), 16-slot groups:
+** membytes; bench/probes.c for where keys sit), 16-slot groups, when an
+** insert took the less full of its groups:
 **   15/16 and 13/16: 12.38 table bytes an atom, 61% of keys in group A,
 **                    none past B
 **   29/32 and 13/16: 12.66;  7/8 and 3/4: 12.85; 15/16 and 3/4: 13.21
+** With A taken while it has room, 95% of keys sit in A and the arrays'
+** size is within 0.2% of that (seeds 1-8).
 ** With 8-slot groups at 7/8, 2% of the last keys went past both groups
 ** (up to 7 groups more), and a rebuild is what keeps them out. */
 #ifndef LOAD_NUM
@@ -75,27 +78,14 @@ static unsigned next_code(unsigned code)
     return next;
 }
 
-/* Whether group mask fa (16 bits) has as many set bits as fb or more:
-** both counted in one word, without a libgcc call where the target has
-** no popcount instruction. */
-static int more_free(uint32_t fa, uint32_t fb)
-{
-    uint32_t m = fa | fb << 16;
-    m = m - ((m >> 1) & 0x55555555);
-    m = (m & 0x33333333) + ((m >> 2) & 0x33333333);
-    m = (m + (m >> 4)) & 0x0f0f0f0f;
-    m += m >> 8;   /* byte 0: fa's count, byte 2: fb's (16 at most) */
-    return (m & 0x1f) >= ((m >> 16) & 0x1f);
-}
-
 /* Where an insert of h goes, given the free (empty or deleted) slots fa
-** and fb of its groups A and B: a free slot of the less full of them; when
-** both are full, the first free slot past B with `overflow` (which is then
-** set to 2: the caller flags the array), else SIZE_MAX. There is one: the
-** load stays below 1. */
+** and fb of its groups A and B: a free slot of A, else of B; when both are
+** full, the first free slot past B with `overflow` (which is then set to
+** 2: the caller flags the array), else SIZE_MAX. There is one: the load
+** stays below 1. */
 static size_t pick_free(atab__arr v, uint64_t h, uint32_t fa, uint32_t fb, int *overflow)
 {
-    if (fa && more_free(fa, fb))
+    if (fa)
         return atab__h_group(h, v.ngroups) * ATAB__GROUP + (unsigned)__builtin_ctz(fa);
     size_t b = atab__h_group2(h, v.ngroups);
     if (fb)
@@ -164,21 +154,32 @@ unsigned atab__code_for(size_t n)
     return code;
 }
 
+/* find_free in an array that fill() is writing, reading B only when A is
+** full. */
+static size_t fill_free(atab__arr v, uint64_t h, int *overflow)
+{
+    size_t a = atab__h_group(h, v.ngroups);
+    uint32_t fa = atab__group_read(v, a, 0).free;
+    return fa ? a * ATAB__GROUP + (unsigned)__builtin_ctz(fa) : find_free(v, h, overflow);
+}
+
 /* Copies the full slots of array word `from` into the empty array of word
 ** `to`; returns `to`, flagged if a key had to go past its two groups. */
-static uint64_t fill(atab_table *t, uint64_t to, uint64_t from)
+static uint64_t fill(unsigned shard, uint64_t to, uint64_t from)
 {
     atab__arr nv = atab__arr_of(to), ov = atab__arr_of(from);
     int overflow = 1;
     for (size_t g = 0; g < nv.ngroups; g++)
         memset(atab__group_ctrl(nv, g), ATAB__CTRL_EMPTY, ATAB__GROUP);
-    for (size_t j = 0; atab__is_array(from) && j < atab__arr_cap(ov); j++) {
-        if (atab__slot_full(ov, j)) {
-            uint64_t s = *atab__slot_ptr(ov, j);
-            uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
-            size_t i = find_free(nv, h, &overflow);
-            *atab__slot_ptr(nv, i) = s;   /* same tag: the hash did not change */
-            atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = (uint8_t)atab__h_ctrl(h);
+    for (size_t g = 0; atab__is_array(from) && g < ov.ngroups; g++) {
+        const uint8_t *ctrl = atab__group_ctrl(ov, g);
+        const uint64_t *slots = (const uint64_t *)(const void *)(ctrl + ATAB__GROUP);
+        for (uint32_t full = ~atab__group_read(ov, g, 0).free & 0xffff; full; full &= full - 1) {
+            unsigned j = (unsigned)__builtin_ctz(full);
+            uint64_t h = atab__slot_hash(shard, ctrl[j], slots[j]);   /* all that places it */
+            size_t i = fill_free(nv, h, &overflow);
+            *atab__slot_ptr(nv, i) = slots[j];
+            atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = ctrl[j];
         }
     }
     return overflow == 2 ? to | ATAB__ARR_OVERFLOW : to;
@@ -219,7 +220,7 @@ uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code)
             break;   /* keep the overflowing one */
         }
         atab__free_arr(t, word);
-        word = fill(t, blk, old);
+        word = fill((unsigned)(sh - t->shards), blk, old);
         if (!(word & ATAB__ARR_OVERFLOW) || tries == 2 || next_code(code) >= ATAB__MAX_CODE)
             break;
     }
@@ -253,16 +254,17 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     return -1;
 }
 
-/* Frees a slot of full group g (shard lock held) by moving one of its keys
-** that sits in its group A to its group B, where there is room; the slot's
-** index, or SIZE_MAX. The key is copied before its old slot is emptied,
-** and probes read A before B, so a probe racing the move finds it in one
-** or the other (a move from B to A could be missed: never made). */
-static size_t kick(atab_table *t, atab__arr v, size_t g)
+/* Frees a slot of full group g of a shard (its lock held) by moving one of
+** its keys that sits in its group A to its group B, where there is room;
+** the slot's index, or SIZE_MAX. The key is copied before its old slot is
+** emptied, and probes read A before B, so a probe racing the move finds it
+** in one or the other (a move from B to A could be missed: never made).
+** The keys' groups come from their slots (table.h): no atom is read. */
+static size_t kick(unsigned shard, atab__arr v, size_t g)
 {
     for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
         uint64_t s = *atab__slot_ptr(v, i);
-        uint64_t h = atab__atom_hash(t, atab__slot_atom(s));
+        uint64_t h = atab__slot_hash(shard, atab__group_ctrl(v, g)[i % ATAB__GROUP], s);
         size_t b = atab__h_group2(h, v.ngroups);
         uint32_t f;
         if (atab__h_group(h, v.ngroups) != g || b == g ||
@@ -298,8 +300,8 @@ insert_any(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *ret
     int overflow = 0;
     size_t i = ab && ab->arr == *sh->arr ? pick_free(v, h, ab->a.free, ab->b.free, &overflow)
                                          : find_free(v, h, &overflow);   /* grown since */
-    if (i == SIZE_MAX && (i = kick(t, v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
-        i = kick(t, v, atab__h_group2(h, v.ngroups));
+    if (i == SIZE_MAX && (i = kick(atab__h_shard(h), v, atab__h_group(h, v.ngroups))) == SIZE_MAX)
+        i = kick(atab__h_shard(h), v, atab__h_group2(h, v.ngroups));
     if (i == SIZE_MAX) {
         unsigned code = atab__is_array(*sh->arr) ? next_code(atab__code_of(*sh->arr)) : 16;
         unsigned want = atab__code_for((size_t)sh->used + 1);
@@ -367,10 +369,12 @@ static const atab_atom *find_locked(uint64_t arr, const atab__key *k, ab_groups 
     size_t ga = atab__h_group(k->hash, v.ngroups), gb = atab__h_group2(k->hash, v.ngroups);
     ab->arr = arr;
     ab->a = atab__group_read(v, ga, c);
-    ab->b = atab__group_read(v, gb, c);
+    ab->b = (atab__group){0, 0, 0};
     const atab_atom *a = atab__group_find(v, ga, ab->a.match, k->hash, atab__match_key, k, NULL);
-    if (!a)
-        a = atab__group_find(v, gb, ab->b.match, k->hash, atab__match_key, k, NULL);
+    if (a || ab->a.empty)
+        return a;   /* A never filled: the key is nowhere else (and goes to A) */
+    ab->b = atab__group_read(v, gb, c);
+    a = atab__group_find(v, gb, ab->b.match, k->hash, atab__match_key, k, NULL);
     return a || !v.overflow ? a : atab__probe_from_b(v, k->hash, atab__match_key, k, NULL);
 }
 
@@ -410,7 +414,9 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
     atab__lock_drop(&sh->lock);
     if (retired) {   /* readers may be on the old array: free it after a grace period */
         ATAB__PAUSE("grow:retire", t);
-        if (!retire_array(t, retired)) {
+        if (atab__alone(t)) {
+            atab__free_arr(t, retired);   /* no reader but this thread */
+        } else if (!retire_array(t, retired)) {
             ATAB__PAUSE("grow:free", t);
             atab__free_unlinked(t, NULL, 0, &retired, 1, NULL);
         }

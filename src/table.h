@@ -15,9 +15,11 @@
 ** A full slot holds the atom's address with 16 more bits of the hash in its
 ** top bits, checked before the atom is read.
 **
-** Two choices. A key has two home groups, A and B; an insert takes the
-** less full of the two, so groups fill evenly and a probe reads A, then B,
-** and stops there. When both are full the array grows instead; only where
+** Two choices. A key has two home groups, A and B; an insert takes A
+** while A has a free slot, else B, so a group that still has an empty
+** slot has sent no key on to B (and keeps its empty slots until its
+** array is rebuilt: atab__erase), and a probe reads A, then B only when A
+** has no empty slot, and stops there. When both are full the array grows instead; only where
 ** it cannot does a key go past B (linearly, to the first free slot), and
 ** the array's word then says so (ATAB__ARR_OVERFLOW): probes of that array
 ** go on past B to the first group with an empty slot. Every key costs one
@@ -25,9 +27,12 @@
 ** left deleted.
 **
 ** The 64-bit hash h is split: bits 58-63 the shard, 51-57 the control
-** byte, 35-50 the slot tag, bits 0-31 group A and bits 16-47 xor 0-31
-** group B (each scaled to the group count, which is not a power of two:
-** arrays are sized to allocator size classes).
+** byte, 35-50 the slot tag; groups A and B are two halves of bits 35-63
+** times one odd constant, each scaled to the group count (not a power of
+** two: arrays are sized to allocator size classes). A full slot and its
+** control byte thus keep every bit that places its key (atab__slot_hash):
+** arrays grow and keys move without reading an atom. Bits 0-34 are left
+** to the threads' caches (thread.h).
 */
 #ifndef ATAB_TABLE_H
 #define ATAB_TABLE_H
@@ -83,15 +88,25 @@ static inline uint64_t atab__h_tag(uint64_t h)
     return (h >> 35) & 0xffff;
 }
 
-/* The home groups of h among n groups (multiply-shift of 32 bits). */
+/* A key's place: its home groups are functions of the bits of h that its
+** slot keeps (bits 35-63: the shard, the control byte and the tag), mixed
+** by one multiply, so a rebuild or a kick finds a key's groups from its
+** slot and control byte alone, reading no atom and hashing no key. */
+static inline uint64_t atab__h_place(uint64_t h)
+{
+    return (h >> 35) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+/* The home groups of h among n groups (multiply-shift of 32 bits of its
+** place: the high half for A, the low half for B). */
 static inline size_t atab__h_group(uint64_t h, size_t ngroups)
 {
-    return (size_t)(((h & 0xffffffffu) * (uint64_t)ngroups) >> 32);
+    return (size_t)(((atab__h_place(h) >> 32) * (uint64_t)ngroups) >> 32);
 }
 
 static inline size_t atab__h_group2(uint64_t h, size_t ngroups)
 {
-    return (size_t)((((h ^ h >> 16) & 0xffffffffu) * (uint64_t)ngroups) >> 32);
+    return (size_t)(((atab__h_place(h) & 0xffffffffu) * (uint64_t)ngroups) >> 32);
 }
 
 /* Control word k (slots 8k to 8k+7) as a little-endian word: byte i is
@@ -186,6 +201,14 @@ static inline uint64_t atab__slot_make(const atab_atom *a, uint64_t h)
 static inline const atab_atom *atab__slot_atom(uint64_t s)
 {
     return (const atab_atom *)(uintptr_t)(s & ATAB__ADDR_MASK);
+}
+
+/* The bits of the hash that a full slot s of shard `shard` with control
+** byte `ctrl` keeps: all that atab__h_group, atab__h_group2, atab__h_ctrl
+** and atab__h_tag read. */
+static inline uint64_t atab__slot_hash(unsigned shard, unsigned ctrl, uint64_t s)
+{
+    return (uint64_t)shard << 58 | (uint64_t)ctrl << 51 | (s >> 48) << 35;
 }
 
 static inline int atab__slot_may_match(uint64_t s, uint64_t h)
@@ -345,16 +368,16 @@ ATAB__INLINE void atab__set_ctrl(atab__arr v, size_t i, unsigned byte)
     __atomic_store_n(p, w, __ATOMIC_RELEASE);
 }
 
-/* Empties slot i. Only probes of an array whose keys overflowed go on past
-** group B, and only while groups have no empty slot: there, a slot of a
-** group without one must stay marked deleted, so that those probes still
-** pass through to the keys beyond. The slot
-** keeps its old address until reused: readers that matched the old
-** control byte still find the atom, which is freed only after a grace
-** period. */
+/* Empties slot i. A probe stops at a group with an empty slot (probe.h),
+** so a slot may become empty only in a group that has an empty slot
+** still: such a group was never full since its array was built, so no key
+** of it went on to its group B or past. In a group with none, the slot is
+** marked deleted, for inserts to reuse. The slot keeps its old address
+** until reused: readers that matched the old control byte still find the
+** atom, which is freed only after a grace period. */
 ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    if (!v.overflow || atab__group_read(v, i / ATAB__GROUP, 0).empty) {
+    if (atab__group_read(v, i / ATAB__GROUP, 0).empty) {
         atab__set_ctrl(v, i, ATAB__CTRL_EMPTY);
     } else {
         atab__set_ctrl(v, i, ATAB__CTRL_DELETED);

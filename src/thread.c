@@ -104,10 +104,22 @@ static void wait_out_all(atab__rec **in, uint64_t *seen, size_t n)
     }
 }
 
+int atab__alone(atab_table *t)
+{
+    const atab__rec *own = atab__tls_last.id == t->id ? atab__tls_last.rec : NULL;
+    pthread_mutex_lock(&t->reg_lock);
+    const atab__rec *r = t->recs;
+    int alone = !r || (r == own && !r->next);
+    pthread_mutex_unlock(&t->reg_lock);
+    return alone;
+}
+
 void atab__synchronize(atab_table *t)
 {
     atab__rec *in[WAIT_BATCH];
     uint64_t seen[WAIT_BATCH];
+    if (atab__alone(t))
+        return;   /* no reader but the caller, outside its sections */
     writer_fence(t);
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r;) {

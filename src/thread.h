@@ -322,8 +322,16 @@ ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
 /* The misuse count: the table's and its records' (atab_stats.misuse). */
 ATAB__HIDDEN size_t atab__misuse(atab_table *t);
 
-/* Waits until every record inside a section now has left it. */
+/* Waits until every record inside a section now has left it: at once
+** when the caller is alone on t (atab__alone). */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
+/* Non-zero when no thread but the caller has a record on t (the caller's
+** own, if any, is the one it used last): then no other thread is inside a
+** read-side section of t, and one that makes a record later (under
+** t->reg_lock) reads t after whatever the caller unlinked before this
+** call, so what the caller unlinked may be freed at once. The caller is
+** outside any section of t. */
+ATAB__HIDDEN int atab__alone(atab_table *t);
 /* Gives every record's spares back to the counts, so each count is exact
 ** (until the next hit); with `unqueue`, also empties and frees every
 ** queue (its atoms at 0 left for a full sweep) with the blocks it keeps

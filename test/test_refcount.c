@@ -61,6 +61,8 @@ static void sweep_frees_exactly_the_unused(void **state)
     atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
     const atab_atom *atoms[N];
     char buf[32];
+    parked other;
+    park(&other, t);   /* a reader besides this thread */
     for (int i = 0; i < N; i++) {
         snprintf(buf, sizeof buf, "atom%d", i);
         atoms[i] = atab_intern_cstr(t, buf);
@@ -89,6 +91,45 @@ static void sweep_frees_exactly_the_unused(void **state)
         }
     }
     assert_int_equal(atab_gc(t), 0);
+    unpark(&other);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+/* A thread alone on its table has no reader to wait for: an array its
+** inserts replace is freed at once, and a sweep frees what it unlinks
+** without a grace period. */
+static void a_thread_alone_frees_replaced_arrays_at_once(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
+    const atab_atom *atoms[N];
+    char buf[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "atom%d", i);
+        atoms[i] = atab_intern_cstr(t, buf);
+        assert_int_equal(t->n_retired, 0);
+    }
+    long before = c.live;
+    assert_int_equal(atab_gc(t), 0);
+    assert_int_equal(c.live, before);   /* nothing was waiting */
+    for (int i = 0; i < N; i++)
+        atab_release(t, atoms[i]);
+    assert_int_equal(atab_gc(t), N);
+    assert_int_equal(atab_count(t), 0);
+    parked other;
+    park(&other, t);   /* now another thread has a record: growth retires again */
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "again%d", i);
+        atoms[i] = atab_intern_cstr(t, buf);
+    }
+    assert_true(t->n_retired > 0);
+    for (int i = 0; i < N; i++)
+        atab_release(t, atoms[i]);
+    unpark(&other);
     atab_table_free(t);
     assert_int_equal(c.live, 0);
 }
@@ -468,6 +509,7 @@ int main(void)
         cmocka_unit_test(each_intern_is_a_reference),
         cmocka_unit_test(an_unused_atom_interned_again_is_revived_not_reallocated),
         cmocka_unit_test(sweep_frees_exactly_the_unused),
+        cmocka_unit_test(a_thread_alone_frees_replaced_arrays_at_once),
         cmocka_unit_test(crossing_the_threshold_sweeps_by_itself),
         cmocka_unit_test(a_double_release_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),

@@ -6,6 +6,8 @@
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,6 +127,41 @@ static inline int64_t report_amount(atab_table *t, const char *path, int64_t mis
     report_amount_at a = {path, missing};
     assert_int_equal(atab_report(t, report_amount_cb, &a), ATAB_OK);
     return a.amount;
+}
+
+/* A second thread with a record on a table, parked until unparked: while
+** it lives, the table has a reader besides the test's thread, so what a
+** writer unlinks waits for a grace period (a thread alone on its table
+** frees it at once). */
+typedef struct parked {
+    atab_table *t;
+    pthread_t th;
+    int ready, go;
+} parked;
+
+static void *parked_main(void *p)
+{
+    parked *k = p;
+    assert_null(atab_lookup(k->t, "parked: absent", 14));   /* makes its record */
+    __atomic_store_n(&k->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&k->go, __ATOMIC_ACQUIRE))
+        sched_yield();
+    return NULL;
+}
+
+static inline void park(parked *k, atab_table *t)
+{
+    k->t = t;
+    k->ready = k->go = 0;
+    assert_int_equal(pthread_create(&k->th, NULL, parked_main, k), 0);
+    while (!__atomic_load_n(&k->ready, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static inline void unpark(parked *k)
+{
+    __atomic_store_n(&k->go, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(k->th, NULL), 0);
 }
 
 #endif
