@@ -7,6 +7,7 @@
 
 #include "test_util.h"
 #include "atab_int.h"
+#include "probe.h"
 
 static void each_intern_is_a_reference(void **state)
 {
@@ -132,6 +133,74 @@ static void a_thread_alone_frees_replaced_arrays_at_once(void **state)
     unpark(&other);
     atab_table_free(t);
     assert_int_equal(c.live, 0);
+}
+
+/* Keys of one shard that share their group A (for arrays of up to 4,096
+** groups), by brute force over the table's own hash: `n` of them, written
+** to keys[] (each up to 23 bytes). */
+static void keys_sharing_group_a(atab_table *t, char (*keys)[24], int n)
+{
+    unsigned long long i = 0;
+    for (int found = 0; found < n; i++) {
+        char buf[24];
+        int len = snprintf(buf, sizeof buf, "spill-%llu", i);
+        uint64_t h = atab__table_hash(t, buf, (size_t)len);
+        if (atab__h_shard(h) == 0 && atab__h_place(h) >> 52 == 0)
+            memcpy(keys[found++], buf, sizeof buf);
+    }
+}
+
+/* A key goes on to its group B only when its group A is full, and a probe
+** that finds an empty slot in A stops there: so freeing the keys of a full
+** group A must not leave it an empty slot while keys of that A live in B.
+** The keys that spilled are found after every other key of their A is
+** swept, and each string is still one atom. */
+static void keys_that_spilled_to_group_b_are_found_after_their_a_empties(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    atab_table *t = sweeping_table(NULL, 7, SIZE_MAX);
+    char keys[N][24];
+    const atab_atom *a[N];
+    keys_sharing_group_a(t, keys, N);
+    for (int i = 0; i < N; i++)
+        assert_non_null(a[i] = atab_intern_cstr(t, keys[i]));
+    atab__arr v = atab__arr_of(t->arrs[0]);
+    assert_true(v.ngroups <= 4096);
+    size_t ga = atab__h_group(atab__table_hash(t, keys[0], strlen(keys[0])), v.ngroups);
+    int in_a = 0;
+    for (int i = 0; i < N; i++) {
+        size_t at = SIZE_MAX;
+        uint64_t h = atab__table_hash(t, keys[i], strlen(keys[i]));
+        assert_ptr_equal(atab__probe(v, h, atab__match_atom, a[i], &at), a[i]);
+        if (at / ATAB__GROUP == ga) {
+            in_a++;
+            atab_release(t, a[i]);   /* the keys that sit in A go */
+            a[i] = NULL;
+        }
+    }
+    assert_int_equal(in_a, ATAB__GROUP);   /* A filled, the rest went on */
+    assert_int_equal(atab_gc(t), ATAB__GROUP);
+    for (int i = 0; i < N; i++) {
+        const atab_atom *b = atab_lookup(t, keys[i], strlen(keys[i]));
+        assert_ptr_equal(b, a[i]);   /* each spilled key found; the freed absent */
+        if (b)
+            atab_release(t, b);
+    }
+    for (int i = 0; i < N; i++) {
+        const atab_atom *b = atab_intern_cstr(t, keys[i]);
+        assert_non_null(b);
+        if (a[i]) {
+            assert_ptr_equal(b, a[i]);   /* not a second atom of the string */
+            atab_release(t, b);
+        } else {
+            a[i] = b;
+        }
+    }
+    assert_int_equal(atab_count(t), N);
+    for (int i = 0; i < N; i++)
+        atab_release(t, a[i]);
+    atab_table_free(t);
 }
 
 static void crossing_the_threshold_sweeps_by_itself(void **state)
@@ -510,6 +579,7 @@ int main(void)
         cmocka_unit_test(an_unused_atom_interned_again_is_revived_not_reallocated),
         cmocka_unit_test(sweep_frees_exactly_the_unused),
         cmocka_unit_test(a_thread_alone_frees_replaced_arrays_at_once),
+        cmocka_unit_test(keys_that_spilled_to_group_b_are_found_after_their_a_empties),
         cmocka_unit_test(crossing_the_threshold_sweeps_by_itself),
         cmocka_unit_test(a_double_release_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
