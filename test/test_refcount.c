@@ -70,7 +70,10 @@ static void sweep_frees_exactly_the_unused(void **state)
     }
     long before = c.live;
     uint32_t retired = t->n_retired;
-    assert_true(retired > 0);   /* arrays the inserts replaced wait for a grace period */
+    if (t->recs)   /* arrays the inserts replaced wait for a grace period */
+        assert_true(retired > 0);
+    else   /* ATAB_DEBUG keeps no records: every reader locks, nothing waits */
+        assert_int_equal(retired, 0);
     assert_int_equal(atab_gc(t), 0);   /* no atom unused: its grace period frees them */
     assert_int_equal(c.live, before - (long)retired);
     assert_int_equal(t->n_retired, 0);
@@ -127,7 +130,10 @@ static void a_thread_alone_frees_replaced_arrays_at_once(void **state)
         snprintf(buf, sizeof buf, "again%d", i);
         atoms[i] = atab_intern_cstr(t, buf);
     }
-    assert_true(t->n_retired > 0);
+    if (t->recs)
+        assert_true(t->n_retired > 0);
+    else   /* ATAB_DEBUG keeps no records: every reader locks, nothing waits */
+        assert_int_equal(t->n_retired, 0);
     for (int i = 0; i < N; i++)
         atab_release(t, atoms[i]);
     unpark(&other);
