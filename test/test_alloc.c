@@ -37,26 +37,39 @@ static void hooks_see_everything_and_nothing_leaks(void **state)
     assert_false(c.size_mismatch);
 }
 
-static void one_atom_is_one_allocation_of_header_chars_and_nul(void **state)
+/* A small atom is one block of header, characters and NUL carved from a
+** chunk (src/chunk.h), rounded up to 8 bytes; a large one is one
+** allocation of its own. */
+static void one_atom_is_one_block_of_header_chars_and_nul(void **state)
 {
     (void)state;
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    atab_intern_cstr(t, "warm");   /* the shard's array exists now? maybe */
+    atab_intern_cstr(t, "warm");   /* this thread's first chunk */
+    long allocs = c.allocs;
+    atab_intern_cstr(t, "warm");   /* a hit allocates nothing */
+    assert_int_equal(c.allocs, allocs);
+    int64_t objects = report_amount(t, "explicit/atoms/dynamic/atom-objects", -1);
+    int64_t slop = report_amount(t, "explicit/atoms/dynamic/slop", -1);
+    const atab_atom *a = atab_intern_cstr(t, "0123456789");
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/atom-objects", -1),
+                     objects + (int64_t)sizeof(atab_atom) + 11);
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/slop", -1), slop + 5);   /* to 24 */
+    assert_int_equal(((uintptr_t)a) % 8, 0);
+    assert_string_equal(atab_chars(a), "0123456789");
+    /* the atom is 8 + 300 + 1 bytes: an allocation of its own (a new slot
+    ** array may come with it) */
+    char big[301];
+    memset(big, 'b', 300);
+    big[300] = '\0';
     atab_stats before, after;
     atab_get_stats(t, &before);
-    long allocs = c.allocs;
-    /* pick a string in the same shard is not controllable: just require
-    ** that a hit allocates nothing and a miss allocates at least the atom */
-    atab_intern_cstr(t, "warm");
-    assert_int_equal(c.allocs, allocs);
-    atab_intern_cstr(t, "0123456789");
+    atab_intern_cstr(t, big);
     atab_get_stats(t, &after);
     size_t atom_bytes = after.bytes - before.bytes;
-    /* the atom is 8 + 10 + 1 bytes; a new slot array may come with it */
-    assert_true(atom_bytes == sizeof(atab_atom) + 11 ||
-                atom_bytes > sizeof(atab_atom) + 11 + 8 * 8 - 1);
+    assert_true(atom_bytes == sizeof(atab_atom) + 301 ||
+                atom_bytes > sizeof(atab_atom) + 301 + 8 * 8 - 1);
     assert_int_equal(sizeof(atab_atom), 8);
     atab_table_free(t);
 }
@@ -339,7 +352,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hooks_see_everything_and_nothing_leaks),
-        cmocka_unit_test(one_atom_is_one_allocation_of_header_chars_and_nul),
+        cmocka_unit_test(one_atom_is_one_block_of_header_chars_and_nul),
         cmocka_unit_test(a_failed_allocation_is_enomem_and_the_table_is_intact),
         cmocka_unit_test(the_default_allocator_works),
         cmocka_unit_test(hits_allocate_nothing),
