@@ -188,19 +188,9 @@ atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_
 
 void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a)
 {
-    if (atab__carved(atab_len(a)))
-        atab__chunk_free(t, &a, 1);
-    else
-        atab__free_in(t, acct, a, atab__atom_size(a));
+    atab__atoms_free(t, acct, &a, 1);
 }
 
-void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (atoms[i] && !atab__carved(atab_len(atoms[i])))
-            atab__free_in(t, acct, atoms[i], atab__atom_size(atoms[i]));
-    atab__chunk_free(t, atoms, n);   /* the carved ones, under one lock */
-}
 
 /* ---- content hashes (public) ---- */
 

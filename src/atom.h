@@ -51,7 +51,8 @@ ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__
 /* Frees an atom: its block back to its chunk, or its own allocation's
 ** bytes from `acct`. */
 ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
-/* Frees atoms[0..n) (NULL entries skipped), the carved ones in one batch. */
+/* Frees atoms[0..n) (NULL entries skipped): the carved ones back to their
+** chunks under one chunk_lock (chunk.c), the others from `acct`. */
 ATAB__HIDDEN void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms,
                                    size_t n);
 

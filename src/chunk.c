@@ -193,12 +193,22 @@ static void put_locked(atab_table *t, atab_atom *p, size_t k)
     t->free_blocks[k] = p;
 }
 
-void atab__chunk_free(atab_table *t, atab_atom *const *atoms, size_t n)
+/* One pass: a carved atom's header is the free list's link once it is
+** back. An atom allocated alone is freed under chunk_lock too (rare: over
+** ATAB__CHUNK_MAX_BLOCK bytes). */
+void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms, size_t n)
 {
     pthread_mutex_lock(&t->chunk_lock);
-    for (size_t i = 0; i < n; i++)
-        if (atoms[i] && atab__carved(atab_len(atoms[i])))
-            put_locked(t, atoms[i], atab__class_of(atab_len(atoms[i])));
+    for (size_t i = 0; i < n; i++) {
+        atab_atom *a = atoms[i];
+        if (!a)
+            continue;
+        size_t len = atab_len(a);
+        if (atab__carved(len))
+            put_locked(t, a, atab__class_of(len));
+        else
+            atab__free_in(t, acct, a, atab__atom_bytes(len));
+    }
     purge_due(t);
     pthread_mutex_unlock(&t->chunk_lock);
 }

@@ -35,7 +35,9 @@
 
 #include "atom.h"
 
-#define ATAB__CHUNK_BYTES 16384   /* the most requested per chunk */
+#ifndef ATAB__CHUNK_BYTES
+#define ATAB__CHUNK_BYTES 16384   /* the most requested per chunk (-D for measuring) */
+#endif
 #define ATAB__CHUNK_FIRST 1024    /* a bump's first chunk; each next one twice as
                                      large, up to ATAB__CHUNK_BYTES */
 #define ATAB__CHUNK_MAX_BLOCK 256 /* the largest block carved from chunks */
@@ -94,9 +96,6 @@ static inline void *atab__chunk_carve(atab_table *t, atab__bump *b, size_t bytes
     return atab__chunk_carve_slow(t, b, bytes);
 }
 
-/* Gives the blocks of atoms[0..n) back to their chunks (NULL entries and
-** atoms not carved skipped), freeing each chunk left empty. */
-ATAB__HIDDEN void atab__chunk_free(atab_table *t, atab_atom *const *blocks, size_t n);
 /* Gives the blocks of lists[0..ATAB__CHUNK_CLASSES) (by size class, linked
 ** through their first word) back, and empties the lists. */
 ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
