@@ -36,7 +36,7 @@
 #include "atom.h"
 
 #ifndef ATAB__CHUNK_BYTES
-#define ATAB__CHUNK_BYTES 16384   /* the most requested per chunk (-D for measuring) */
+#define ATAB__CHUNK_BYTES 8192    /* the most requested per chunk (-D for measuring) */
 #endif
 #define ATAB__CHUNK_FIRST 1024    /* a bump's first chunk; each next one twice as
                                      large, up to ATAB__CHUNK_BYTES */
