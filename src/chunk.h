@@ -5,27 +5,36 @@
 **
 ** An atom whose block (header, characters, NUL: atab__atom_bytes) rounded
 ** up to 8 bytes is at most ATAB__CHUNK_MAX_BLOCK bytes is carved from a
-** chunk of ATAB__CHUNK_BYTES (requested through the table's allocator
-** hooks, charged to its memory limit and byte count like any allocation);
-** a larger atom is one allocation of its own. A chunk costs the allocator
-** one header where a malloc per atom costs one per atom, and its blocks
-** are spaced by 8 bytes, not by the allocator's size classes.
+** chunk (requested through the table's allocator hooks, charged to its
+** memory limit and byte count like any allocation); a larger atom is one
+** allocation of its own. A chunk costs the allocator one header where a
+** malloc per atom costs one per atom, and its blocks are spaced by 8
+** bytes, not by the allocator's size classes.
 **
 ** Carving. Each thread's record keeps a current chunk and carves from it
 ** with a bump pointer, without a lock (atab__bump); a thread with no
-** record carves from the table's own current chunk under chunk_lock.
+** record carves from the table's own current chunk under chunk_lock. A
+** bump's first chunk is ATAB__CHUNK_FIRST bytes, each next one twice the
+** last, up to ATAB__CHUNK_BYTES: a table of a few atoms costs a small
+** chunk. When the current chunk is full, a block freed back to a chunk
+** (below) of the size class wanted is taken before a new chunk is made.
 **
 ** Freeing. A block comes back to its chunk when an atom is freed and its
 ** thread keeps no block for it (thread.h: the blocks a queue sweep keeps
-** go to its thread's next new atoms of the same size class). The table
-** keeps its chunks' addresses sorted (the directory), so a freed block
-** finds its chunk by a binary search under chunk_lock, once per batch of
-** blocks a sweep frees. A chunk counts its blocks not yet freed, plus
-** ATAB__CHUNK_BIAS while it is some thread's current chunk (less the blocks
-** that thread carved, when it retires it): the free that brings the count
-** to 0 gives the chunk back to the allocator. Freed blocks in a chunk that
-** still holds live ones are not carved again: they wait for their chunk
-** to empty (the report's explicit/atoms/dynamic/free).
+** go to its thread's next new atoms of the same size class), onto the
+** table's free list of its class (linked through its first word). The
+** table keeps its chunks' addresses sorted (the directory), so a freed
+** block finds its chunk by a binary search under chunk_lock, which a
+** sweep takes once per batch. A chunk counts its blocks not freed, plus
+** ATAB__CHUNK_BIAS while it is some bump's current chunk (less the blocks
+** carved from it, when the bump retires it), so carving writes nothing
+** shared. A chunk whose count reaches 0 is freed by the next purge, which
+** takes its blocks off the free lists first: once an eighth of the chunks
+** (4 at least) emptied, at every full sweep (atab_gc), and before a chunk
+** allocation that failed is tried again. Free blocks in chunks that hold
+** atoms are reused only by atoms of their size class (the report's
+** explicit/atoms/dynamic/free counts them, with the chunks' headers and
+** uncarved tails).
 **
 ** chunk_lock is the innermost lock: taken under a shard's lock (an insert
 ** carves) and under reg_lock (a flush frees the blocks queues kept).

@@ -45,12 +45,17 @@
 ** with its blocks: nothing is left where no flush or report looks), and a
 ** full sweep's flusher empties and frees whatever queue a record holds.
 **
-** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
-** blocks kept by length in the queue's own block, for its next new atoms
-** of those lengths; the next queue sweep frees those no new atom took.
-** They go where the queue goes: the owner's in a section while no flusher
-** holds the record, the sweep's while it has the queue away, and freed
-** with the queue.
+** Recycled blocks. The carved atoms a queue sweep frees stay with its
+** thread, as blocks kept by size class (chunk.h) in the queue's own block,
+** for its next new atoms of those classes; the next queue sweep gives
+** those no new atom took back to their chunks. They go where the queue
+** goes: the owner's in a section while no flusher holds the record, the
+** sweep's while it has the queue away, and given back with the queue.
+**
+** Chunks. A record's bump (chunk.h) is its thread's alone: only the owner
+** carves from it (an insert, under a shard's lock, outside sections); it is
+** retired when the record goes (thread exit, fork's child for the threads
+** that did not come along); a table's free frees every chunk.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H
