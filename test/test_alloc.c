@@ -74,6 +74,53 @@ static void one_atom_is_one_block_of_header_chars_and_nul(void **state)
     atab_table_free(t);
 }
 
+/* Blocks freed back to a chunk that holds other atoms are carved again for
+** new atoms of their size class before any new chunk; chunks left with no
+** atom go back to the allocator at atab_gc. */
+static void freed_blocks_are_reused_and_empty_chunks_go_back(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records: every atom comes from the table's own chunk */
+#endif
+    enum { N = 3000 };
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 0);
+    o.sweep_threshold = SIZE_MAX;   /* only atab_gc sweeps: no queues */
+    atab_table *t = atab_table_new(&o);
+    static const atab_atom *keep[N];
+    char buf[32];
+    atab_stats st;
+    for (int i = 0; i < N; i++) {   /* 12 bytes each: one size class */
+        snprintf(buf, sizeof buf, "first-%06d", i);
+        assert_non_null(keep[i] = atab_intern_cstr(t, buf));
+    }
+    for (int i = 0; i < N; i += 2)
+        assert_int_equal(atab_release(t, keep[i]), ATAB_OK);
+    assert_int_equal(atab_gc(t), N / 2);
+    uint32_t chunks = t->n_chunks;
+    for (int i = 0; i < N; i += 2) {   /* the same class: the holes */
+        snprintf(buf, sizeof buf, "again-%06d", i);
+        assert_non_null(keep[i] = atab_intern_cstr(t, buf));
+    }
+    assert_int_equal(t->n_chunks, chunks);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(atab_release(t, keep[i]), ATAB_OK);
+    assert_int_equal(atab_gc(t), N);
+    /* only the chunk this thread carves from is left (its thread's exit
+    ** gives it back: test_threads), all of it free */
+    assert_int_equal(t->n_chunks, 1);
+    atab_get_stats(t, &st);
+    assert_int_equal(st.bytes, c.bytes);   /* the table's account agrees */
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/free", -1),
+                     ((atab__chunk *)t->chunks[0])->size);
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/atom-objects", -1), 0);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
 static void a_failed_allocation_is_enomem_and_the_table_is_intact(void **state)
 {
     (void)state;
@@ -353,6 +400,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hooks_see_everything_and_nothing_leaks),
         cmocka_unit_test(one_atom_is_one_block_of_header_chars_and_nul),
+        cmocka_unit_test(freed_blocks_are_reused_and_empty_chunks_go_back),
         cmocka_unit_test(a_failed_allocation_is_enomem_and_the_table_is_intact),
         cmocka_unit_test(the_default_allocator_works),
         cmocka_unit_test(hits_allocate_nothing),
