@@ -237,9 +237,14 @@ void atab__chunk_retire(atab_table *t, atab__bump *b)
     pthread_mutex_unlock(&t->chunk_lock);
 }
 
+/* The table's own bump is retired too: threads without a record (debug
+** builds, a record that could not be had) carve from it, and its chunk
+** should come back once they are done with it, as a record's does when its
+** thread exits. */
 void atab__chunks_gc(atab_table *t)
 {
     pthread_mutex_lock(&t->chunk_lock);
+    retire_locked(t, &t->shared);
     if (t->n_empty)
         purge(t);
     pthread_mutex_unlock(&t->chunk_lock);

@@ -13,7 +13,8 @@
 **
 ** Carving. Each thread's record keeps a current chunk and carves from it
 ** with a bump pointer, without a lock (atab__bump); a thread with no
-** record carves from the table's own current chunk under chunk_lock. A
+** record carves from the table's own current chunk under chunk_lock
+** (retired at every full sweep, so that it comes back once empty). A
 ** bump's first chunk is ATAB__CHUNK_FIRST bytes, each next one twice the
 ** last, up to ATAB__CHUNK_BYTES: a table of a few atoms costs a small
 ** chunk. When the current chunk is full, a block freed back to a chunk
@@ -108,7 +109,8 @@ static inline void *atab__chunk_carve(atab_table *t, atab__bump *b, size_t bytes
 /* Gives the blocks of lists[0..ATAB__CHUNK_CLASSES) (by size class, linked
 ** through their first word) back, and empties the lists. */
 ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
-/* Frees the chunks left empty (a full sweep's last step). */
+/* Retires the table's own current chunk and frees the chunks left empty
+** (a full sweep's last step). */
 ATAB__HIDDEN void atab__chunks_gc(atab_table *t);
 /* Retires b's current chunk (a record that goes): freed when empty. */
 ATAB__HIDDEN void atab__chunk_retire(atab_table *t, atab__bump *b);
