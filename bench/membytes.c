@@ -139,7 +139,7 @@ static void close_row(void)
 /* ---- atomtab, with the split from its own report ---- */
 
 typedef struct split {
-    int64_t table, objects, slop, heap_overhead, explicit_total;
+    int64_t table, objects, slop, free_, heap_overhead, explicit_total;
 } split;
 
 static int take(void *ud, const char *path, int kind, int units, int64_t amount,
@@ -155,6 +155,9 @@ static int take(void *ud, const char *path, int kind, int units, int64_t amount,
         s->objects = amount;
     else if (strcmp(path, "explicit/atoms/dynamic/slop") == 0)
         s->slop = amount;
+    else if (strcmp(path, "explicit/atoms/dynamic/free") == 0 ||
+             strcmp(path, "explicit/atoms/dynamic/recycled") == 0)
+        s->free_ += amount;   /* chunk bytes no atom holds */
     else if (strcmp(path, "explicit/heap-overhead/atoms") == 0)
         s->heap_overhead = amount;
     return 0;
@@ -225,7 +228,7 @@ static void run_atomtab(const corpus *c)
 {
     size_t total = measure(intern_atomtab, c);
     atab_table *t = the_table;
-    split s = {0, 0, 0, 0, 0};
+    split s = {0, 0, 0, 0, 0, 0};
     atab_stats st;
     atab_report(t, take, &s);
     atab_get_stats(t, &st);
@@ -236,18 +239,18 @@ static void run_atomtab(const corpus *c)
     *table_share = s.table / n;
     if (json) {
         printf(", \"split\": {\"atoms\": %zu, \"slots\": %zu, \"header\": %.2f, "
-               "\"chars\": %.2f, \"slop\": %.2f, \"heap_overhead\": %.2f, \"table\": %.2f, "
-               "\"report_bytes\": %lld}}",
+               "\"chars\": %.2f, \"slop\": %.2f, \"free\": %.2f, \"heap_overhead\": %.2f, "
+               "\"table\": %.2f, \"report_bytes\": %lld}}",
                st.atoms, st.capacity, header, s.objects / n - header, s.slop / n,
-               s.heap_overhead / n, s.table / n, report);
+               s.free_ / n, s.heap_overhead / n, s.table / n, report);
         return;
     }
     printf("  atomtab split per atom: header %.2f + chars+NUL %.2f + slop %.2f"
-           " + allocator overhead %.2f + table %.2f = %.2f;\n"
+           " + chunks' free %.2f + allocator overhead %.2f + table %.2f = %.2f;\n"
            "    overhead (all but chars+NUL) %.2f\n",
-           header, s.objects / n - header, s.slop / n, s.heap_overhead / n, s.table / n,
-           (s.objects + s.slop + s.heap_overhead + s.table) / n,
-           header + (s.slop + s.heap_overhead + s.table) / n);
+           header, s.objects / n - header, s.slop / n, s.free_ / n, s.heap_overhead / n,
+           s.table / n, (s.objects + s.slop + s.free_ + s.heap_overhead + s.table) / n,
+           header + (s.slop + s.free_ + s.heap_overhead + s.table) / n);
     printf("  atomtab report explicit total %lld vs " ALLOCATOR_NAME " delta %zu: %s\n",
            report, total, (size_t)report == total ? "equal" : "DIFFERENT");
 #ifndef MEMBYTES_LIBC

@@ -40,8 +40,10 @@ extern "C" {
  *   offset 4  uint32  refcnt      reference count (atomic; 0 for static atoms)
  *   offset 8  char[]  chars       `length` bytes, then a NUL
  *
- * A dynamic atom is one allocation of 8 + length + 1 bytes. The hash used by
- * the table lives in the table's slots, not in the atom.
+ * A dynamic atom is one block of 8 + length + 1 bytes: carved from a chunk
+ * the table owns, rounded up to 8 bytes, when that is at most 256 bytes;
+ * else an allocation of its own. The hash used by the table lives in the
+ * table's slots, not in the atom.
  */
 typedef struct atab_atom {
     uint32_t atab__len_flags;
@@ -196,7 +198,11 @@ typedef struct atab_options {
                                   and unused atoms no thread gathered
                                   that trigger a full sweep (default
                                   10000; SIZE_MAX: only atab_gc sweeps) */
-    size_t memory_limit;     /**< bytes of atoms + table; 0: no limit */
+    size_t memory_limit;     /**< bytes the table requests from its allocator
+                                  (the table, its arrays and caches, the
+                                  chunks small atoms are carved from, 1 KB
+                                  to 16 KB each, and larger atoms); 0: no
+                                  limit */
     uint64_t seed;           /**< hash seed, with ATAB_FIXED_SEED only;
                                   else random per table (getrandom) */
     unsigned flags;          /**< ATAB_FIXED_SEED, ATAB_NO_DEFAULT_STATICS,
@@ -436,14 +442,33 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  *   explicit/atoms/dynamic/atom-objects HEAP     BYTES  requested bytes of the
  *                                                       dynamic atoms (8-byte
  *                                                       header + chars + NUL)
- *   explicit/atoms/dynamic/slop         HEAP     BYTES  usable minus requested,
- *                                                       summed over dynamic atoms
- *   explicit/atoms/dynamic/recycled     HEAP     BYTES  blocks of atoms a thread's
- *                                                       sweep freed, kept for its
- *                                                       next new atoms (until its
- *                                                       next sweep or atab_gc), at
- *                                                       usable size; left out
- *                                                       when there are none
+ *   explicit/atoms/dynamic/slop         HEAP     BYTES  usable minus requested:
+ *                                                       atoms of up to 256 bytes
+ *                                                       are carved from chunks
+ *                                                       the table owns, each
+ *                                                       rounded up to 8 bytes;
+ *                                                       larger atoms and the
+ *                                                       chunks are allocations,
+ *                                                       whose usable size the
+ *                                                       allocator tells (when it
+ *                                                       cannot, only the carved
+ *                                                       blocks' rounding, and the
+ *                                                       entry is left out when
+ *                                                       that is 0)
+ *   explicit/atoms/dynamic/recycled     HEAP     BYTES  carved blocks of atoms a
+ *                                                       thread's sweep freed, kept
+ *                                                       for its next new atoms of
+ *                                                       their size class (until
+ *                                                       its next sweep or
+ *                                                       atab_gc); left out when
+ *                                                       there are none
+ *   explicit/atoms/dynamic/free         HEAP     BYTES  the bytes of the chunks
+ *                                                       that hold no atom: each
+ *                                                       chunk's 8-byte header,
+ *                                                       blocks freed back to a
+ *                                                       chunk that holds others,
+ *                                                       uncarved tails; left out
+ *                                                       when there are no chunks
  *   explicit/heap-overhead/atoms        HEAP     BYTES  the C library malloc's
  *                                                       chunk headers for all the
  *                                                       blocks above (glibc: one
@@ -461,8 +486,9 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  *                                                       handles
  *
  * When the allocator cannot tell usable sizes (no usable_size hook, or a
- * hook that answers less than was requested), slop is unknown: the slop
- * entry is left out and explicit/atoms/table is the requested size;
+ * hook that answers less than was requested), its slop is unknown: the slop
+ * entry is only the carved blocks' rounding (left out when 0) and
+ * explicit/atoms/table is the requested size;
  * atab_report_has_usable_size() then returns 0.
  *
  * The allocator's own bytes per block: with the default allocator on

@@ -6,7 +6,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "atom.h"
+#include "table.h"
 
 uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len)
 {
@@ -162,7 +162,7 @@ atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_
     atab_atom *a = block ? block : atab__alloc_in(t, acct, atab__atom_bytes(k->len));
     if (!a)
         return NULL;
-    if (((uintptr_t)a & 7) || (uint64_t)(uintptr_t)a >> 48) {
+    if (!block && (((uintptr_t)a & 7) || (uint64_t)(uintptr_t)a >> 48)) {
         /* slots and caches pack the address (table.h, thread.h): a block
         ** the allocator should not have given is as good as none */
         atab__free_in(t, acct, a, atab__atom_bytes(k->len));
@@ -188,8 +188,9 @@ atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_
 
 void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a)
 {
-    atab__free_in(t, acct, a, atab__atom_size(a));
+    atab__atoms_free(t, acct, &a, 1);
 }
+
 
 /* ---- content hashes (public) ---- */
 

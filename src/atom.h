@@ -43,12 +43,18 @@
 #define ATAB__REF_DEAD UINT32_MAX
 
 /* A new dynamic atom with count 1, or NULL (error set): in `block` when
-** given (a dead atom's, of the same length: its bytes stay charged where
-** they were), else in a new allocation whose bytes are charged to `acct`
-** (alloc.c: atab__alloc_in), and freed from it. */
+** given (a block carved from a chunk, of the key's size class: chunk.h),
+** else in a new allocation whose bytes are charged to `acct` (alloc.c:
+** atab__alloc_in), and freed from it. */
 ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k,
                                        atab_atom *block);
+/* Frees an atom: its block back to its chunk, or its own allocation's
+** bytes from `acct`. */
 ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
+/* Frees atoms[0..n) (NULL entries skipped): the carved ones back to their
+** chunks under one chunk_lock (chunk.c), the others from `acct`. */
+ATAB__HIDDEN void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms,
+                                   size_t n);
 
 /* The bytes a dynamic atom of len bytes is allocated with: its header, its
 ** characters and their NUL (a recycled block, whose header is a link, is

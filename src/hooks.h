@@ -26,6 +26,9 @@
 **   over-release vs a cache hit    "cache:entry" (t), after a hit of a
 **       key past the short-key path found its atom in this thread's
 **       cache, before it checks the count and takes a spare
+**   a carved block freed           "chunk:put" (the block), as it goes
+**       back to its chunk, chunk_lock held (the race tests count it as
+**       the block's free: test_hooks.h)
 **   kick vs read                   "probe:group_a" (group A's control
 **       bytes), after a probe read the control bytes of a key's group A,
 **       before it reads its slots

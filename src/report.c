@@ -24,7 +24,10 @@ typedef struct census {
     const atab_table *t;
     size_t table_req, table_use;   /* table object + slot arrays */
     size_t atom_req, atom_use;     /* dynamic atoms */
-    size_t recycled_req, recycled_use;   /* dead atoms' blocks kept for new ones */
+    size_t recycled;               /* dead atoms' carved blocks kept for new ones */
+    size_t rounding;               /* carved atoms' blocks beyond their requests */
+    size_t carved;                 /* carved blocks: atoms' and kept ones */
+    size_t chunk_req, chunk_use;   /* the chunks atoms are carved from */
     size_t atoms, unused;          /* dynamic atoms; those with count 0 */
     size_t statics, static_bytes;  /* the static sets */
     size_t handles;                /* outstanding external handles */
@@ -60,7 +63,9 @@ static void count_array(void *ud, const void *slots, size_t bytes)
     c->table_use += usable(c, slots, bytes);
 }
 
-/* Runs under the atom's shard lock: the atom cannot be swept meanwhile. */
+/* Runs under the atom's shard lock: the atom cannot be swept meanwhile. A
+** carved atom's usable size is its block (chunk.h); its chunk is counted
+** with the chunks. */
 static void count_atom(void *ud, const atab_atom *a)
 {
     census *c = ud;
@@ -70,15 +75,35 @@ static void count_atom(void *ud, const atab_atom *a)
     c->atoms++;
     c->unused += atab__count(a) == 0;
     c->atom_req += req;
-    c->atom_use += usable(c, a, req);
+    if (atab__carved(atab_len(a))) {
+        size_t b = atab__block_bytes(atab_len(a));
+        c->rounding += b - req;
+        c->carved += b;
+        c->atom_use += b;
+    } else {
+        c->atom_use += usable(c, a, req);
+    }
 }
 
-/* A block a thread keeps for its next new atom (its record held). */
+/* A carved block a thread keeps for its next new atom (its record held). */
 static void count_recycled(void *ud, const void *block, size_t bytes)
 {
     census *c = ud;
-    c->recycled_req += bytes;
-    c->recycled_use += usable(c, block, bytes);
+    (void)block;
+    c->recycled += bytes;
+    c->carved += bytes;
+}
+
+/* A chunk, or the directory of chunks (counted with the table). */
+static void count_chunk(void *ud, const void *block, size_t bytes, int is_chunk)
+{
+    census *c = ud;
+    if (!is_chunk) {
+        count_array(ud, block, bytes);
+        return;
+    }
+    c->chunk_req += bytes;
+    c->chunk_use += usable(c, block, bytes);
 }
 
 /* The static sets: their atoms and read-only bytes (atoms + index, as the
@@ -112,6 +137,7 @@ static void take_census(atab_table *t, census *c)
     atab__threads_visit_memory(t, count_array, c);
     atab__external_visit_memory(t, count_array, c);   /* the host caches */
     atab__table_visit_shards(t, count_array, count_atom, c);
+    atab__chunks_visit(t, count_chunk, c);
     count_statics(c);
     c->handles = atab_external_handles(t);
 }
@@ -120,7 +146,7 @@ static void take_census(atab_table *t, census *c)
 /* Entries                                                             */
 /* ------------------------------------------------------------------ */
 
-#define MAX_TABLE_ENTRIES 10
+#define MAX_TABLE_ENTRIES 11
 #define MAX_ENTRIES (MAX_TABLE_ENTRIES + ATAB_REPORT_EXTRA_MAX)
 #define PATH_CAP (ATAB_REPORT_PREFIX_MAX + 48)   /* prefix + our longest path */
 
@@ -194,21 +220,34 @@ static void make_entries(const census *c, const char *prefix, entries *l)
         "Dynamic atoms as requested from the allocator: an 8-byte "
         "header, the characters and a NUL each.");
     if (c->exact)
-        add(l, prefix, "explicit/atoms/dynamic/slop", ATAB_KIND_HEAP,
-            ATAB_UNITS_BYTES, c->atom_use - c->atom_req,
-            "Bytes the allocator reserved for dynamic atoms beyond "
-            "their requests (usable size minus requested size).");
-    if (c->recycled_req)
+        add(l, prefix, "explicit/atoms/dynamic/slop", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
+            c->atom_use - c->atom_req + c->chunk_use - c->chunk_req,
+            "Bytes reserved for dynamic atoms beyond their requests: the rounding of "
+            "blocks carved from chunks to 8 bytes, and the allocator's usable size "
+            "minus the request of atoms allocated alone and of the chunks.");
+    else if (c->rounding)
+        add(l, prefix, "explicit/atoms/dynamic/slop", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
+            c->rounding,
+            "Bytes reserved for dynamic atoms beyond their requests: the rounding of "
+            "blocks carved from chunks to 8 bytes (the allocator's own slop is "
+            "unknown).");
+    if (c->recycled)
         add(l, prefix, "explicit/atoms/dynamic/recycled", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
-            c->exact ? c->recycled_use : c->recycled_req,
-            "Blocks of atoms a thread's sweep freed, which the thread keeps for "
-            "its next new atoms of the same lengths (until its next sweep, or "
-            "atab_gc).");
+            c->recycled,
+            "Carved blocks of atoms a thread's sweep freed, which the thread keeps "
+            "for its next new atoms of the same size class (until its next sweep, "
+            "or atab_gc).");
+    if (c->chunk_req)
+        add(l, prefix, "explicit/atoms/dynamic/free", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
+            c->chunk_req > c->carved ? c->chunk_req - c->carved : 0,
+            "Bytes of the chunks small atoms are carved from that hold no atom: "
+            "each chunk's 8-byte header, blocks freed back to a chunk that still "
+            "holds others, and the chunks' uncarved tails.");
     if (c->exact && c->overhead_known)
         add(l, prefix, HEAP_OVERHEAD "atoms", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
             c->overhead,
-            "The C library malloc's own bytes for the table's blocks (atoms, "
-            "recycled blocks, slot arrays, caches, the table object): each "
+            "The C library malloc's own bytes for the table's blocks (atoms "
+            "allocated alone, chunks, slot arrays, caches, the table object): each "
             "block's chunk header, which glibc's malloc counts as in use "
             "(mallinfo2) but leaves out of the block's usable size.");
     add(l, prefix, "atoms-static-data", ATAB_KIND_NONHEAP, ATAB_UNITS_BYTES,

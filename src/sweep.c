@@ -97,10 +97,7 @@ void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
     if (q) {
         atab__recycle(t, q, atoms, n_atoms);
     } else {
-        size_t *acct = atab__acct(t);
-        for (size_t i = 0; i < n_atoms; i++)
-            if (atoms[i])
-                atab__atom_free(t, acct, atoms[i]);
+        atab__atoms_free(t, atab__acct(t), atoms, n_atoms);
     }
     for (size_t i = 0; i < n_arrays; i++)
         atab__free_arr(t, arrays[i]);
@@ -188,6 +185,7 @@ static size_t sweep(atab_table *t)
     retire_flush(t, &rt);
     if (rt.atoms != rt.local)
         atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);
+    atab__chunks_gc(t);   /* the chunks this sweep emptied */
     __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);
     return freed;
 }
@@ -214,7 +212,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     const uint64_t *h = atab__queue_hashes(q, t->queue_cap);
     uint64_t arrays[4];
     uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
-                                              ATAB__RECYCLE_LENS);
+                                              ATAB__RECYCLE_CLASSES);
     uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0, spared = 0;
     for (uint32_t i = 0; i < n; i++)   /* a counting sort by shard */

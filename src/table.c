@@ -343,16 +343,35 @@ ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
 
 /* ---- finding and inserting under the shard's lock ---- */
 
-/* A new atom for key k (count 1), in a block this thread kept from its
-** sweep when it has one of that length; or NULL (error set). When an
-** allocation fails while this thread keeps blocks, they are freed and the
-** allocation is tried again: the memory limit counts them. */
+/* A carved block for a new atom of len bytes: one this thread kept from its
+** sweep, else one from its current chunk (chunk.h); NULL (error set) when
+** no chunk can be had, even after this thread's kept blocks went back to
+** theirs (the memory limit counts the chunks they hold). */
+static atab_atom *carve_block(atab_table *t, atab__rec *r, size_t len)
+{
+    atab_atom *b = r ? atab__recycled_take(r, t->queue_cap, len) : NULL;
+    if (b)
+        return b;
+    atab__bump *bump = r ? &r->bump : NULL;
+    if ((b = atab__chunk_carve(t, bump, atab__block_bytes(len))) == NULL && r &&
+        atab__recycled_free(t, r))
+        b = atab__chunk_carve(t, bump, atab__block_bytes(len));
+    return b;
+}
+
+/* A new atom for key k (count 1), or NULL (error set): carved (carve_block)
+** or, past ATAB__CHUNK_MAX_BLOCK, an allocation of its own. When that
+** allocation fails while this thread keeps blocks, they go back first and
+** it is tried again. */
 static atab_atom *new_atom(atab_table *t, const atab__key *k)
 {
     size_t *acct = atab__acct(t);
     atab__rec *r = acct ? atab__tls_last.rec : NULL;
-    atab_atom *a = atab__atom_new(t, acct, k, r ? atab__recycled_take(r, t->queue_cap, k->len)
-                                                 : NULL);
+    if (atab__carved(k->len)) {
+        atab_atom *b = carve_block(t, r, k->len);
+        return b ? atab__atom_new(t, acct, k, b) : NULL;
+    }
+    atab_atom *a = atab__atom_new(t, acct, k, NULL);
     if (!a && r && atab__recycled_free(t, r))
         a = atab__atom_new(t, acct, k, NULL);
     return a;
@@ -673,6 +692,7 @@ static int table_init(atab_table *t, const atab_options *o)
         t->shards[i].arr = &t->arrs[i];
     }
     pthread_mutex_init(&t->sweep_lock, NULL);
+    atab__chunks_init(t);
     atab__threads_init(t);
     if (atab__static_init(t, o) != 0)
         return -1;
@@ -724,13 +744,18 @@ static void table_destroy(atab_table *t)
             if (!atab__slot_full(v, j))
                 continue;
             const atab_atom *a = atab__slot_atom(*atab__slot_ptr(v, j));
-            if (!atab_is_static(a))
+            if (atab_is_static(a))
+                continue;
+            if (atab__carved(atab_len(a)))
+                ATAB__PAUSE("chunk:put", a);   /* freed with its chunk, below */
+            else
                 atab__atom_free(t, NULL, (atab_atom *)a);
         }
         atab__free_arr(t, *sh->arr);
     }
     for (uint32_t i = 0; i < t->n_retired; i++)
         atab__free_arr(t, t->retired[i]);
+    atab__chunks_fini(t);
     pthread_mutex_destroy(&t->sweep_lock);
     atab__static_fini(t);
     atab_allocator al = t->alloc;

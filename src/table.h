@@ -332,6 +332,13 @@ struct atab_table {
                                               replaced and readers may still
                                               probe: freed after the next
                                               grace period (sweep.c) */
+    pthread_mutex_t chunk_lock; /* the chunks: directory, counts, `shared` (chunk.h) */
+    uintptr_t *chunks;          /* the chunks' addresses, ascending */
+    uint32_t n_chunks, cap_chunks;
+    uint32_t n_empty;           /* chunks seen emptied since the last purge (a hint) */
+    atab__bump shared;          /* the current chunk of threads without a record */
+    atab_atom *free_blocks[ATAB__CHUNK_CLASSES];   /* blocks freed back to their
+                                                      chunks, by size class */
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */

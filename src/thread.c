@@ -229,25 +229,23 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
     return q;
 }
 
-/* Frees the blocks on lists[0..ATAB__RECYCLE_LENS) (the caller's), their
-** bytes taken from acct (alloc.c); how many. */
-static size_t free_blocks(atab_table *t, size_t *acct, atab_atom **lists)
+/* Gives the blocks on lists[0..ATAB__RECYCLE_CLASSES) (the caller's) back
+** to their chunks; how many. */
+static size_t free_blocks(atab_table *t, atab_atom **lists)
 {
     size_t n = 0;
-    for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++) {
-        for (atab_atom *a = lists[len], *next; a; a = next, n++) {
-            memcpy(&next, a, sizeof next);
-            atab__free_in(t, acct, a, atab__atom_bytes(len));
-        }
-        lists[len] = NULL;
-    }
+    for (size_t c = 0; c < ATAB__RECYCLE_CLASSES; c++)
+        for (atab_atom *a = lists[c]; a; memcpy(&a, a, sizeof a))
+            n++;
+    if (n)
+        atab__chunk_free_lists(t, lists);
     return n;
 }
 
 /* Frees queue block q and the blocks it keeps (the caller's). */
 static void free_block_of_queue(atab_table *t, const atab_atom **q)
 {
-    free_blocks(t, NULL, atab__queue_kept(q, t->queue_cap));
+    free_blocks(t, atab__queue_kept(q, t->queue_cap));
     atab__free(t, q, ATAB__QUEUE_BYTES(t));
 }
 
@@ -263,7 +261,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
         atab__set_error(saved);
         if (q)
             memset(atab__queue_kept(q, t->queue_cap), 0,
-                   ATAB__RECYCLE_LENS * sizeof(atab_atom *));
+                   ATAB__RECYCLE_CLASSES * sizeof(atab_atom *));
     }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
@@ -288,7 +286,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
 
 void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n)
 {
-    atab_atom **kept = atab__queue_kept(q, t->queue_cap), *old[ATAB__RECYCLE_LENS];
+    atab_atom **kept = atab__queue_kept(q, t->queue_cap), *old[ATAB__RECYCLE_CLASSES];
     size_t *acct = atab__acct(t);
     memcpy(old, kept, sizeof old);
     memset(kept, 0, sizeof old);
@@ -297,19 +295,20 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
         if (!a)
             continue;
         size_t len = atab_len(a);
-        if (len >= ATAB__RECYCLE_LENS) {
+        if (!atab__carved(len)) {
             atab__atom_free(t, acct, a);
             continue;
         }
-        memcpy(a, &kept[len], sizeof kept[len]);   /* the link overwrites the header */
-        kept[len] = a;
+        size_t c = atab__class_of(len);
+        memcpy(a, &kept[c], sizeof kept[c]);   /* the link overwrites the header */
+        kept[c] = a;
     }
-    free_blocks(t, acct, old);
+    free_blocks(t, old);
 }
 
 int atab__recycled_free(atab_table *t, atab__rec *r)
 {
-    atab_atom *lists[ATAB__RECYCLE_LENS] = {NULL};
+    atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};
     atab__enter_rec(r);
     if (atab__cache_ours(r) && r->queue) {
         atab_atom **kept = atab__queue_kept(r->queue, t->queue_cap);
@@ -317,7 +316,7 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
         memset(kept, 0, sizeof lists);
     }
     atab__leave(r);
-    return free_blocks(t, &r->bytes, lists) != 0;
+    return free_blocks(t, lists) != 0;
 }
 
 /* Empties and frees r's queue, with the blocks it keeps for new atoms (the
@@ -473,9 +472,9 @@ static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t),
     if (!r->queue)
         return;
     atab_atom **kept = atab__queue_kept(r->queue, r->t->queue_cap);
-    for (size_t len = 0; len < ATAB__RECYCLE_LENS; len++)
-        for (const atab_atom *a = kept[len]; a; memcpy(&a, a, sizeof a))
-            fn(ud, a, atab__atom_bytes(len));
+    for (size_t c = 0; c < ATAB__RECYCLE_CLASSES; c++)
+        for (const atab_atom *a = kept[c]; a; memcpy(&a, a, sizeof a))
+            fn(ud, a, 8 * (c + 1));
 }
 
 void atab__flush_counts(atab_table *t, int unqueue,
@@ -547,6 +546,7 @@ static void give_back_rec(atab_table *t, atab__rec *r)
 {
     give_back_all(t, r);
     free_queue(t, r);
+    atab__chunk_retire(t, &r->bump);
     fold_counts(t, r);
     atab__free(t, r->raw, REC_ALLOC);
 }
@@ -671,8 +671,10 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** child starts with none held by a thread it does not have; the child then
 ** gives back the records of the threads that did not come along (their
 ** spares to the counts: the child has one thread). Order: g_lock, then per
-** table sweep_lock, reg_lock, the shards' locks, retired_lock (no path
-** takes them in another order). */
+** table sweep_lock, reg_lock, the shards' locks, retired_lock,
+** chunk_lock (no path takes them in another order). The child gives the
+** chunk locks back while it gives records back (freeing their kept blocks
+** takes them), and takes them again for fork_parent. */
 
 static void fork_lock(int lock)
 {
@@ -683,7 +685,9 @@ static void fork_lock(int lock)
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
                 atab__lock_take(&t->shards[i].lock);
             atab__lock_take(&t->retired_lock);
+            pthread_mutex_lock(&t->chunk_lock);
         } else {
+            pthread_mutex_unlock(&t->chunk_lock);
             atab__lock_drop(&t->retired_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
                 atab__lock_drop(&t->shards[i].lock);
@@ -716,6 +720,7 @@ static int mine(const atab__rec *r)
 static void fork_child(void)
 {
     for (atab_table *t = g_tables; t; t = t->next_table) {
+        pthread_mutex_unlock(&t->chunk_lock);
         for (atab__rec **p = &t->recs; *p;) {
             atab__rec *r = *p;
             if (mine(r)) {
@@ -729,6 +734,7 @@ static void fork_child(void)
         /* atoms a vanished thread had taken off its queue to sweep are
         ** still marked queued: the scan frees them for a full sweep */
         __atomic_add_fetch(&t->unused, atab__table_unqueue_locked(t), __ATOMIC_RELAXED);
+        pthread_mutex_lock(&t->chunk_lock);
     }
     fork_parent();
 }

@@ -45,17 +45,22 @@
 ** with its blocks: nothing is left where no flush or report looks), and a
 ** full sweep's flusher empties and frees whatever queue a record holds.
 **
-** Recycled blocks. The atoms a queue sweep frees stay with its thread, as
-** blocks kept by length in the queue's own block, for its next new atoms
-** of those lengths; the next queue sweep frees those no new atom took.
-** They go where the queue goes: the owner's in a section while no flusher
-** holds the record, the sweep's while it has the queue away, and freed
-** with the queue.
+** Recycled blocks. The carved atoms a queue sweep frees stay with its
+** thread, as blocks kept by size class (chunk.h) in the queue's own block,
+** for its next new atoms of those classes; the next queue sweep gives
+** those no new atom took back to their chunks. They go where the queue
+** goes: the owner's in a section while no flusher holds the record, the
+** sweep's while it has the queue away, and given back with the queue.
+**
+** Chunks. A record's bump (chunk.h) is its thread's alone: only the owner
+** carves from it (an insert, under a shard's lock, outside sections); it is
+** retired when the record goes (thread exit, fork's child for the threads
+** that did not come along); a table's free frees every chunk.
 */
 #ifndef ATAB_THREAD_H
 #define ATAB_THREAD_H
 
-#include "atom.h"
+#include "chunk.h"
 
 #define ATAB__CACHE_SIZE 1024   /* entries, direct-mapped by the key's hash */
 /* An entry is one word: the atom's address (bits 2-47: atoms are 4-aligned,
@@ -113,6 +118,7 @@ typedef struct atab__rec {
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
     void *raw;                /* the allocation holding this aligned record */
+    atab__bump bump;          /* its current chunk: its thread's (chunk.h) */
     uint64_t e[ATAB__CACHE_SIZE];
 } __attribute__((aligned(64))) atab__rec;
 
@@ -257,16 +263,17 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
     return atab__unref_slow(t, r, a, h);
 }
 
-#define ATAB__RECYCLE_LENS 32   /* lengths whose dead atoms' blocks a thread keeps */
+/* Size classes of the blocks a thread keeps (chunk.h). */
+#define ATAB__RECYCLE_CLASSES ATAB__CHUNK_CLASSES
 
 /* A queue's block: room for t->queue_cap atoms; each atom's hash, stored
 ** when it is queued (its sweep finds shards and slots by them, and hashes
-** no key); by length, the lists of recycled blocks (blocks of atoms its
-** sweep freed, linked through their first word, for the thread's next new
-** atoms); the sweep's scratch, the order of the atoms by shard. */
+** no key); by size class, the lists of recycled blocks (carved blocks of
+** atoms its sweep freed, linked through their first word, for the thread's
+** next new atoms); the sweep's scratch, the order of the atoms by shard. */
 #define ATAB__QUEUE_BYTES(t) \
     ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)) + \
-     ATAB__RECYCLE_LENS * sizeof(atab_atom *))
+     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *))
 
 /* The hashes of the atoms in a queue block of room for cap atoms. */
 static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
@@ -289,16 +296,18 @@ ATAB__HIDDEN const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n);
 ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q);
 
 /* A block for a new atom of len bytes from r's queue (the block of an atom
-** of that length its sweep freed), or NULL. Its owner's, outside sections. */
+** of its size class that its sweep freed), or NULL. Its owner's, outside
+** sections. */
 static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t len)
 {
     atab_atom *a = NULL, **kept;
-    if (len >= ATAB__RECYCLE_LENS)
+    if (!atab__carved(len))
         return NULL;
+    size_t c = atab__class_of(len);
     atab__enter_rec(r);
     if (atab__cache_ours(r) && r->queue &&
-        (a = (kept = atab__queue_kept(r->queue, cap))[len]) != NULL)
-        memcpy(&kept[len], a, sizeof a);   /* the next block */
+        (a = (kept = atab__queue_kept(r->queue, cap))[c]) != NULL)
+        memcpy(&kept[c], a, sizeof a);   /* the next block */
     atab__leave(r);
     return a;
 }
@@ -310,9 +319,9 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
 ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms,
                                 size_t n);
 
-/* Frees the blocks r keeps for new atoms (when an allocation failed: the
-** memory limit counts them). Non-zero when there were any. Its owner's,
-** outside sections. */
+/* Gives the blocks r keeps for new atoms back to their chunks (when an
+** allocation failed: a chunk they empty goes back to the allocator).
+** Non-zero when there were any. Its owner's, outside sections. */
 ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 
 /* Drops one reference on the count, for a thread outside any section.

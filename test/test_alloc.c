@@ -37,28 +37,88 @@ static void hooks_see_everything_and_nothing_leaks(void **state)
     assert_false(c.size_mismatch);
 }
 
-static void one_atom_is_one_allocation_of_header_chars_and_nul(void **state)
+/* A small atom is one block of header, characters and NUL carved from a
+** chunk (src/chunk.h), rounded up to 8 bytes; a large one is one
+** allocation of its own. */
+static void one_atom_is_one_block_of_header_chars_and_nul(void **state)
 {
     (void)state;
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     atab_table *t = plain_table(&al);
-    atab_intern_cstr(t, "warm");   /* the shard's array exists now? maybe */
+    atab_intern_cstr(t, "warm");   /* this thread's first chunk */
+    long allocs = c.allocs;
+    atab_intern_cstr(t, "warm");   /* a hit allocates nothing */
+    assert_int_equal(c.allocs, allocs);
+    int64_t objects = report_amount(t, "explicit/atoms/dynamic/atom-objects", -1);
+    int64_t slop = report_amount(t, "explicit/atoms/dynamic/slop", -1);
+    const atab_atom *a = atab_intern_cstr(t, "0123456789");
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/atom-objects", -1),
+                     objects + (int64_t)sizeof(atab_atom) + 11);
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/slop", -1), slop + 5);   /* to 24 */
+    assert_int_equal(((uintptr_t)a) % 8, 0);
+    assert_string_equal(atab_chars(a), "0123456789");
+    /* the atom is 8 + 300 + 1 bytes: an allocation of its own (a new slot
+    ** array may come with it) */
+    char big[301];
+    memset(big, 'b', 300);
+    big[300] = '\0';
     atab_stats before, after;
     atab_get_stats(t, &before);
-    long allocs = c.allocs;
-    /* pick a string in the same shard is not controllable: just require
-    ** that a hit allocates nothing and a miss allocates at least the atom */
-    atab_intern_cstr(t, "warm");
-    assert_int_equal(c.allocs, allocs);
-    atab_intern_cstr(t, "0123456789");
+    atab_intern_cstr(t, big);
     atab_get_stats(t, &after);
     size_t atom_bytes = after.bytes - before.bytes;
-    /* the atom is 8 + 10 + 1 bytes; a new slot array may come with it */
-    assert_true(atom_bytes == sizeof(atab_atom) + 11 ||
-                atom_bytes > sizeof(atab_atom) + 11 + 8 * 8 - 1);
+    assert_true(atom_bytes == sizeof(atab_atom) + 301 ||
+                atom_bytes > sizeof(atab_atom) + 301 + 8 * 8 - 1);
     assert_int_equal(sizeof(atab_atom), 8);
     atab_table_free(t);
+}
+
+/* Blocks freed back to a chunk that holds other atoms are carved again for
+** new atoms of their size class before any new chunk; chunks left with no
+** atom go back to the allocator at atab_gc. */
+static void freed_blocks_are_reused_and_empty_chunks_go_back(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records: every atom comes from the table's own chunk */
+#endif
+    enum { N = 3000 };
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 0);
+    o.sweep_threshold = SIZE_MAX;   /* only atab_gc sweeps: no queues */
+    atab_table *t = atab_table_new(&o);
+    static const atab_atom *keep[N];
+    char buf[32];
+    atab_stats st;
+    for (int i = 0; i < N; i++) {   /* 12 bytes each: one size class */
+        snprintf(buf, sizeof buf, "first-%06d", i);
+        assert_non_null(keep[i] = atab_intern_cstr(t, buf));
+    }
+    for (int i = 0; i < N; i += 2)
+        assert_int_equal(atab_release(t, keep[i]), ATAB_OK);
+    assert_int_equal(atab_gc(t), N / 2);
+    uint32_t chunks = t->n_chunks;
+    for (int i = 0; i < N; i += 2) {   /* the same class: the holes */
+        snprintf(buf, sizeof buf, "again-%06d", i);
+        assert_non_null(keep[i] = atab_intern_cstr(t, buf));
+    }
+    assert_int_equal(t->n_chunks, chunks);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(atab_release(t, keep[i]), ATAB_OK);
+    assert_int_equal(atab_gc(t), N);
+    /* only the chunk this thread carves from is left (its thread's exit
+    ** gives it back: test_threads), all of it free */
+    assert_int_equal(t->n_chunks, 1);
+    atab_get_stats(t, &st);
+    assert_int_equal(st.bytes, c.bytes);   /* the table's account agrees */
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/free", -1),
+                     ((atab__chunk *)t->chunks[0])->size);
+    assert_int_equal(report_amount(t, "explicit/atoms/dynamic/atom-objects", -1), 0);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
 }
 
 static void a_failed_allocation_is_enomem_and_the_table_is_intact(void **state)
@@ -339,7 +399,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hooks_see_everything_and_nothing_leaks),
-        cmocka_unit_test(one_atom_is_one_allocation_of_header_chars_and_nul),
+        cmocka_unit_test(one_atom_is_one_block_of_header_chars_and_nul),
+        cmocka_unit_test(freed_blocks_are_reused_and_empty_chunks_go_back),
         cmocka_unit_test(a_failed_allocation_is_enomem_and_the_table_is_intact),
         cmocka_unit_test(the_default_allocator_works),
         cmocka_unit_test(hits_allocate_nothing),

@@ -42,8 +42,14 @@ static pause_at g_pauses[MAX_PAUSES];
 static int g_npauses;
 static _Thread_local int my_role;   /* 0: never paused (the test's own thread) */
 
+typedef struct watch_alloc watch_alloc;
+static watch_alloc *g_watching;   /* the last one that watched a block (below) */
+static void watch_put(const void *block);
+
 static void race_hook(const char *point, const void *arg)
 {
+    if (strcmp(point, "chunk:put") == 0)
+        watch_put(arg);   /* a carved block back to its chunk: freed */
     if (!my_role)
         return;
     int n = __atomic_load_n(&g_npauses, __ATOMIC_ACQUIRE);   /* armed while threads run */
@@ -78,6 +84,7 @@ static inline void pauses_reset(void)
         sem_destroy(&g_pauses[i].go);
     }
     g_npauses = 0;
+    __atomic_store_n(&g_watching, NULL, __ATOMIC_RELEASE);   /* a test's watches end with it */
     __atomic_store_n(&atab__test_hook, race_hook, __ATOMIC_RELEASE);
 }
 
@@ -203,18 +210,21 @@ static inline int worker_held(worker *w)
 
 /* ---- an allocator that counts with atomics and watches blocks ----
 ** Lock-free, so it is safe in a forked child too. A watched block's frees
-** are counted: 0 while it lives, exactly 1 once freed. */
+** are counted: 0 while it lives, exactly 1 once freed. A small atom's
+** block is carved from a chunk (src/chunk.h): it is freed when it goes
+** back to its chunk (the point "chunk:put"), which the last watch_alloc
+** that watched a block counts too. */
 
 #define MAX_WATCH 16
 
-typedef struct watch_alloc {
+struct watch_alloc {
     long live, allocs, frees;
     struct {
         const void *p;
         int frees;
     } w[MAX_WATCH];
     int n;
-} watch_alloc;
+};
 
 static void *wa_alloc(void *ud, size_t size)
 {
@@ -227,15 +237,28 @@ static void *wa_alloc(void *ud, size_t size)
     return p;
 }
 
+
+static void wa_count_free(watch_alloc *a, const void *p)
+{
+    for (int i = 0; i < __atomic_load_n(&a->n, __ATOMIC_ACQUIRE); i++)
+        if (a->w[i].p == p)
+            __atomic_add_fetch(&a->w[i].frees, 1, __ATOMIC_SEQ_CST);
+}
+
+static void watch_put(const void *block)
+{
+    watch_alloc *a = __atomic_load_n(&g_watching, __ATOMIC_ACQUIRE);
+    if (a)
+        wa_count_free(a, block);
+}
+
 static void wa_free(void *ud, void *p, size_t size)
 {
     watch_alloc *a = ud;
     (void)size;
     if (!p)
         return;
-    for (int i = 0; i < __atomic_load_n(&a->n, __ATOMIC_ACQUIRE); i++)
-        if (a->w[i].p == p)
-            __atomic_add_fetch(&a->w[i].frees, 1, __ATOMIC_SEQ_CST);
+    wa_count_free(a, p);
     __atomic_sub_fetch(&a->live, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&a->frees, 1, __ATOMIC_RELAXED);
     free(p);
@@ -255,6 +278,7 @@ static inline int wa_watch(watch_alloc *a, const void *p)
     a->w[i].p = p;
     a->w[i].frees = 0;
     __atomic_store_n(&a->n, i + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_watching, a, __ATOMIC_RELEASE);
     return i;
 }
 

@@ -395,10 +395,10 @@ static void queue_sweep_paused_before_its_grace_period_while_the_string_is_inter
     queue_sweep_paused_while_a_reader_interns(0);
 }
 
-/* Q interns X ("queued-x") and Y (another length), waits for `go`, then
-** releases both (its queue of 2 is full: swept, X killed and unlinked, and
-** after the grace period X's block kept for Q's next atom of 8 bytes) and
-** interns Z ("queued-z", 8 bytes too). */
+/* Q interns X ("queued-x") and Y (another size class), waits for `go`,
+** then releases both (its queue of 2 is full: swept, X killed and
+** unlinked, and after the grace period X's block kept for Q's next atom of
+** its size class) and interns Z ("queued-z", 8 bytes too). */
 typedef struct reuse_case {
     atab_table *t;
     const atab_atom *x, *z;   /* atomic */
@@ -409,7 +409,7 @@ static void *do_queue_sweep_then_reuse(void *arg)
 {
     reuse_case *c = arg;
     const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
-    const atab_atom *y = atab_intern_cstr(c->t, "queued-yy");
+    const atab_atom *y = atab_intern_cstr(c->t, "queued-y-of-another-class");
     __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
     while (sem_wait(&c->go) != 0)
         ;

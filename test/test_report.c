@@ -118,7 +118,8 @@ static size_t ra_usable(void *ud, const void *p, size_t size)
 }
 
 /* Interns n distinct strings of assorted lengths (0..150); adds their
-** requested bytes and slop (at 16-byte rounding) to *req and *slop. */
+** requested bytes and slop to *req and *slop: atoms that short are carved
+** from chunks (chunk.h), each block rounded up to 8 bytes. */
 static void intern_assorted(atab_table *t, int n, const atab_atom **keep,
                             size_t *req, size_t *slop)
 {
@@ -132,7 +133,7 @@ static void intern_assorted(atab_table *t, int n, const atab_atom **keep,
         assert_non_null(keep[i]);
         size_t r = sizeof(atab_atom) + (size_t)len + 1;
         *req += r;
-        *slop += round16(r) - r;
+        *slop += atab__block_bytes((size_t)len) - r;
     }
 }
 
@@ -252,19 +253,19 @@ static void heap_entries_add_up_to_what_the_allocator_handed_out(void **state)
         assert_int_equal(t->n_retired, 0);
     report_into(t, &g);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req);
-    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);   /* 16384: no slop */
     assert_int_equal(heap_total(&g), r.handed);
     assert_int_equal(amount_of(&g, "explicit/atoms/table"),
-                     r.handed - (req + slop));
+                     r.handed - (req + slop + amount_of(&g, "explicit/atoms/dynamic/free")));
     assert_true(atab_report_has_usable_size(t));
 
     /* after releasing and sweeping half, the arrays are rebuilt: still exact */
     size_t req2 = 0, slop2 = 0;
     for (int i = 0; i < 3000; i += 2) {
         size_t rq = sizeof(atab_atom) + atab_len(keep[i]) + 1;
-        atab_release(t, keep[i]);
         req2 += rq;
-        slop2 += round16(rq) - rq;
+        slop2 += atab__block_bytes(atab_len(keep[i])) - rq;
+        atab_release(t, keep[i]);
     }
     atab_gc(t);   /* with what this thread's queue swept already: that half */
     assert_int_equal(atab_count(t), 1500);
@@ -278,7 +279,7 @@ static void heap_entries_add_up_to_what_the_allocator_handed_out(void **state)
     assert_int_equal(r.handed, 0);
 }
 
-static void with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats(void **state)
+static void with_exact_usable_sizes_slop_is_the_blocks_rounding_and_bytes_match_stats(void **state)
 {
     (void)state;
     counting_alloc c = {0};
@@ -291,7 +292,7 @@ static void with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats(void **st
     intern_assorted(t, 500, keep, &req, &slop);
     report_into(t, &g);
     atab_get_stats(t, &st);
-    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), 0);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
     assert_int_equal(heap_total(&g), c.bytes);
     assert_int_equal(heap_total(&g), st.bytes);
     atab_table_free(t);
@@ -502,9 +503,10 @@ static void heap_overhead_is_reported_only_on_glibc_malloc(void **state)
 }
 
 /* With the default allocator (the C library's malloc, or jemalloc in an
-** ALLOCATOR=jemalloc build), the slop entry is exactly what the process's
-** malloc_usable_size says each atom's block holds beyond its request
-** (ASan's malloc gives every request exactly: 0 there). */
+** ALLOCATOR=jemalloc build), the slop entry is exactly the carved blocks'
+** rounding to 8 bytes plus what the process's malloc_usable_size says each
+** chunk holds beyond its request (ASan's malloc gives every request
+** exactly: 0 there). */
 static void default_slop_is_malloc_usable_size_minus_the_request(void **state)
 {
     (void)state;
@@ -520,8 +522,12 @@ static void default_slop_is_malloc_usable_size_minus_the_request(void **state)
                          "0123456789012345678901234567890123456789");
         keep[i] = atab_intern(t, buf, (size_t)n);
         assert_non_null(keep[i]);
-        slop += malloc_usable_size((void *)keep[i]) - (sizeof(atab_atom) + (size_t)n + 1);
+        assert_true(atab__carved((size_t)n));
+        slop += atab__block_bytes((size_t)n) - (sizeof(atab_atom) + (size_t)n + 1);
     }
+    assert_true(t->n_chunks > 1);
+    for (size_t i = 0; i < t->n_chunks; i++)
+        slop += malloc_usable_size((void *)t->chunks[i]) - ((atab__chunk *)t->chunks[i])->size;
     report_into(t, &g);
     assert_true(atab_report_has_usable_size(t));
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
@@ -538,7 +544,7 @@ static size_t says_zero(void *ud, const void *p, size_t size)
     return 0;
 }
 
-static void check_slop_left_out(atab_allocator *al, counting_alloc *c)
+static void check_allocator_slop_left_out(atab_allocator *al, counting_alloc *c)
 {
     atab_table *t = plain_table(al);
     const atab_atom *keep[100];
@@ -546,27 +552,29 @@ static void check_slop_left_out(atab_allocator *al, counting_alloc *c)
     got g;
     intern_assorted(t, 100, keep, &req, &slop);
     report_into(t, &g);
-    assert_null(find(&g, "explicit/atoms/dynamic/slop"));
+    /* the carved blocks' rounding is known; the allocator's slop is not */
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/slop"), slop);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/atom-objects"), req);
     assert_int_equal(heap_total(&g), c->bytes);   /* requested sizes */
     assert_false(atab_report_has_usable_size(t));
-    static sink k;   /* the tree says so, and shows dynamic/ as one node */
+    static sink k;   /* the tree says so */
     memset(&k, 0, sizeof k);
     assert_int_equal(atab_report_tree(t, sink_write, &k), ATAB_OK);
-    assert_non_null(strstr(k.buf, "── dynamic/atom-objects\n"));
+    assert_non_null(strstr(k.buf, "── atom-objects\n"));
+    assert_non_null(strstr(k.buf, "── slop\n"));
     assert_non_null(strstr(k.buf, "slop unknown"));
     atab_table_free(t);
 }
 
-static void slop_is_left_out_when_the_allocator_cannot_tell(void **state)
+static void only_the_blocks_rounding_is_slop_when_the_allocator_cannot_tell(void **state)
 {
     (void)state;
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
     al.usable_size = NULL;
-    check_slop_left_out(&al, &c);
+    check_allocator_slop_left_out(&al, &c);
     al.usable_size = says_zero;
-    check_slop_left_out(&al, &c);
+    check_allocator_slop_left_out(&al, &c);
 }
 
 /* The counting allocator, also counting the blocks of one size. */
@@ -639,8 +647,8 @@ static int seen_before(const atab_atom *a, const atab_atom *const *seen, int n)
 }
 
 /* The atoms a thread's queue sweep frees are kept, as blocks, for its next
-** new atoms of the same length: no allocation for those, every block freed
-** with the size it was allocated with, reported while kept, and given back
+** new atoms of the same size class (chunk.h: blocks rounded up to 8): no
+** allocation for those, reported while kept, and given back to their chunk
 ** by atab_gc. */
 static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **state)
 {
@@ -654,28 +662,26 @@ static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **
     churn_10(t, 0, 64, dead);   /* the 64th release fills the queue: swept */
     assert_int_equal(atab_count(t), 0);
     report_into(t, &g);
-    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * (8 + 10 + 1));
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * 24);
     assert_int_equal(heap_total(&g), c->bytes);   /* everything allocated is reported */
-    assert_int_equal(sa.live, 64);
-    long allocs = sa.allocs;
+    uint32_t chunks = t->n_chunks;
     char buf[16];
-    for (int i = 0; i < 10; i++) {   /* same length: the dead atoms' blocks */
-        snprintf(buf, sizeof buf, "live-%05d", i);
+    for (int i = 0; i < 10; i++) {   /* 9 bytes: the same size class as 10 */
+        snprintf(buf, sizeof buf, "live-%04d", i);
         held[i] = atab_intern_cstr(t, buf);
         assert_non_null(held[i]);
         assert_string_equal(atab_chars(held[i]), buf);
-        assert_int_equal(atab_len(held[i]), 10);
+        assert_int_equal(atab_len(held[i]), 9);
         assert_true(seen_before(held[i], dead, 64));
     }
-    assert_int_equal(sa.allocs, allocs);   /* no atom allocated */
-    sa.size = 8 + 27 + 1;
+    assert_int_equal(t->n_chunks, chunks);   /* no new chunk */
     const atab_atom *other = atab_intern_cstr(t, "a-longer-one-of-27-bytes-xx");
-    assert_non_null(other);   /* no block of its length: allocated */
-    assert_int_equal(sa.allocs, allocs + 1);
+    assert_non_null(other);   /* no block of its class: carved anew */
+    assert_false(seen_before(other, dead, 64));
     for (int i = 0; i < 10; i++)
         assert_ptr_equal(atab_intern_cstr(t, atab_chars(held[i])), held[i]);
     report_into(t, &g);
-    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 54 * (8 + 10 + 1));
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 54 * 24);
     assert_int_equal(amount_of(&g, "atoms-dynamic"), 11);
     assert_int_equal(heap_total(&g), c->bytes);
     atab_gc(t);
@@ -692,9 +698,10 @@ static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **
     assert_false(c->size_mismatch);   /* each block freed at its allocated size */
 }
 
-/* A thread's next sweep frees the blocks no new atom took since its last
-** one: what a thread keeps is at most one queue's worth. */
-static void blocks_no_new_atom_took_are_freed_at_the_next_sweep(void **state)
+/* A thread's next sweep gives back the blocks no new atom took since its
+** last one (to their chunk: freed when it empties): what a thread keeps is
+** at most one queue's worth. */
+static void blocks_no_new_atom_took_are_given_back_at_the_next_sweep(void **state)
 {
     (void)state;
     sized_alloc sa;
@@ -702,16 +709,19 @@ static void blocks_no_new_atom_took_are_freed_at_the_next_sweep(void **state)
     atab_table *t = recycling_table(&sa, &al);
     got g;
     churn_10(t, 0, 64, NULL);
-    assert_int_equal(sa.live, 64);
     char buf[32];
-    for (int i = 0; i < 64; i++) {   /* another length: none of the blocks fits */
-        snprintf(buf, sizeof buf, "twelve-%05d", i);
+    for (int i = 0; i < 64; i++) {   /* 20 bytes, another class: none of the blocks fits */
+        snprintf(buf, sizeof buf, "twenty-bytes-%07d", i);
         assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
     }
     report_into(t, &g);
-    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * (8 + 12 + 1));
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * 32);
+    size_t chunk_bytes = 0;
+    for (size_t i = 0; i < t->n_chunks; i++)
+        chunk_bytes += ((atab__chunk *)t->chunks[i])->size;
+    /* the first sweep's blocks are free in their chunks now */
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/free"), chunk_bytes - 64 * 32);
     assert_int_equal(heap_total(&g), sa.c.bytes);
-    assert_int_equal(sa.live, 0);   /* the first sweep's blocks: freed */
     atab_table_free(t);
     assert_int_equal(sa.c.live, 0);
     assert_false(sa.c.size_mismatch);
@@ -1294,14 +1304,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(heap_entries_add_up_to_what_the_allocator_handed_out),
-        cmocka_unit_test(with_exact_usable_sizes_slop_is_zero_and_bytes_match_stats),
+        cmocka_unit_test(with_exact_usable_sizes_slop_is_the_blocks_rounding_and_bytes_match_stats),
         cmocka_unit_test(heap_entries_match_jemalloc_stats_allocated),
         cmocka_unit_test(default_slop_is_malloc_usable_size_minus_the_request),
         cmocka_unit_test(explicit_total_matches_glibc_mallinfo2_to_the_byte),
         cmocka_unit_test(heap_overhead_is_reported_only_on_glibc_malloc),
-        cmocka_unit_test(slop_is_left_out_when_the_allocator_cannot_tell),
+        cmocka_unit_test(only_the_blocks_rounding_is_slop_when_the_allocator_cannot_tell),
         cmocka_unit_test(a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back),
-        cmocka_unit_test(blocks_no_new_atom_took_are_freed_at_the_next_sweep),
+        cmocka_unit_test(blocks_no_new_atom_took_are_given_back_at_the_next_sweep),
         cmocka_unit_test(counts_report_dynamic_unused_static_and_handles),
         cmocka_unit_test(json_parses_and_has_every_key),
         cmocka_unit_test(tree_shows_every_path_largest_first),

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** chunk.c - chunks the table owns, which small atoms' blocks are carved
+** from: carving, the directory of chunks, giving blocks and chunks back.
+** The scheme is described in chunk.h.
+*/
+#include "table.h"
+
+#define DIR_MIN 16   /* the directory's first room, in chunks */
+
+/* The directory's slot for chunk address p: the index of the last chunk
+** at or below p (-1: none). chunk_lock is held. */
+static long dir_find(const atab_table *t, uintptr_t p)
+{
+    long lo = 0, hi = (long)t->n_chunks - 1, at = -1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (t->chunks[mid] <= p)
+            at = mid, lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return at;
+}
+
+/* Room for one more chunk in the directory; -1 (error set) when it cannot
+** grow. chunk_lock is held. */
+static int dir_room(atab_table *t)
+{
+    if (t->n_chunks < t->cap_chunks)
+        return 0;
+    size_t cap = t->cap_chunks ? 2 * (size_t)t->cap_chunks : DIR_MIN;
+    uintptr_t *d = atab__alloc(t, cap * sizeof *d);
+    if (!d)
+        return -1;
+    if (t->n_chunks)
+        memcpy(d, t->chunks, t->n_chunks * sizeof *d);
+    atab__free(t, t->chunks, t->cap_chunks * sizeof *d);
+    t->chunks = d;
+    t->cap_chunks = (uint32_t)cap;
+    return 0;
+}
+
+/* A new chunk, in the directory, counted as current (BIAS); NULL (error
+** set) when it or room for it cannot be had. chunk_lock is held. */
+static atab__chunk *chunk_new(atab_table *t, uint32_t size)
+{
+    if (dir_room(t) != 0)
+        return NULL;
+    atab__chunk *c = atab__alloc(t, size);
+    if (!c)
+        return NULL;
+    if (((uintptr_t)c & 7) || (uint64_t)(uintptr_t)c >> 48) {
+        /* slots and caches pack atoms' addresses: a chunk the allocator
+        ** should not have given is as good as none */
+        atab__free(t, c, size);
+        return atab__fail(ATAB_ENOMEM);
+    }
+    c->live = ATAB__CHUNK_BIAS;
+    c->size = size;
+    long at = dir_find(t, (uintptr_t)c) + 1;
+    memmove(&t->chunks[at + 1], &t->chunks[at], (t->n_chunks - (size_t)at) * sizeof *t->chunks);
+    t->chunks[at] = (uintptr_t)c;
+    t->n_chunks++;
+    return c;
+}
+
+/* The chunk holding block p; chunk_lock is held. */
+static atab__chunk *chunk_of(const atab_table *t, const void *p)
+{
+    return (atab__chunk *)t->chunks[dir_find(t, (uintptr_t)p)];
+}
+
+/* Frees the chunks with no block live: first their blocks come off the
+** free lists, then the chunks go back to the allocator. chunk_lock is
+** held. */
+static void purge(atab_table *t)
+{
+    for (size_t k = 0; k < ATAB__CHUNK_CLASSES; k++) {
+        atab_atom **link = &t->free_blocks[k];
+        while (*link) {
+            atab_atom *next;
+            memcpy(&next, *link, sizeof next);
+            if (chunk_of(t, *link)->live == 0)
+                *link = next;   /* its chunk goes */
+            else
+                link = (atab_atom **)(void *)*link;
+        }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        atab__chunk *c = (atab__chunk *)t->chunks[i];
+        if (c->live == 0)
+            atab__free(t, c, c->size);
+        else
+            t->chunks[kept++] = (uintptr_t)c;
+    }
+    t->n_chunks = (uint32_t)kept;
+    t->n_empty = 0;
+    if (!kept) {   /* no chunk left: neither is the directory */
+        atab__free(t, t->chunks, t->cap_chunks * sizeof *t->chunks);
+        t->chunks = NULL;
+        t->cap_chunks = 0;
+    }
+}
+
+/* Takes n off chunk c's count; counts it emptied when that leaves none.
+** chunk_lock is held. */
+static void chunk_drop(atab_table *t, atab__chunk *c, uint32_t n)
+{
+    if ((c->live -= n) == 0)
+        t->n_empty++;
+}
+
+/* Purges once a batch of chunks emptied: an eighth of them, and at
+** least 4 (a purge walks every free block). chunk_lock is held. */
+static void purge_due(atab_table *t)
+{
+    if (t->n_empty >= 4 && t->n_empty >= t->n_chunks / 8)
+        purge(t);
+}
+
+/* Retires b's chunk; chunk_lock is held. */
+static void retire_locked(atab_table *t, atab__bump *b)
+{
+    if (b->cur)
+        chunk_drop(t, b->cur, ATAB__CHUNK_BIAS - b->carved);
+    b->cur = NULL;
+    b->next = b->end = NULL;
+    b->carved = 0;
+}
+
+/* b's next block from a new chunk (the caller holds chunk_lock). When none
+** can be had, the empty chunks are freed first and it is tried again. */
+static void *carve_new(atab_table *t, atab__bump *b, size_t bytes)
+{
+    uint32_t size = b->next_size ? b->next_size : ATAB__CHUNK_FIRST;
+    atab__chunk *c = chunk_new(t, size);
+    if (!c && t->n_empty) {
+        atab_status err = atab_last_error();
+        purge(t);
+        if ((c = chunk_new(t, size)) == NULL)
+            atab__set_error(err);
+    }
+    if (!c)
+        return NULL;
+    retire_locked(t, b);   /* its tail, under ATAB__CHUNK_MAX_BLOCK bytes, stays unused */
+    b->cur = c;
+    b->next = (char *)c + ATAB__CHUNK_HEADER + bytes;
+    b->end = (char *)c + size;
+    b->carved = 1;
+    b->next_size = size < ATAB__CHUNK_BYTES ? 2 * size : size;
+    return (char *)c + ATAB__CHUNK_HEADER;
+}
+
+/* A block of class k freed back to its chunk, or NULL. chunk_lock is held. */
+static void *free_take(atab_table *t, size_t k)
+{
+    atab_atom *a = t->free_blocks[k];
+    if (a) {
+        memcpy(&t->free_blocks[k], a, sizeof a);
+        chunk_of(t, a)->live++;
+    }
+    return a;
+}
+
+void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes)
+{
+    void *p;
+    pthread_mutex_lock(&t->chunk_lock);
+    if ((p = free_take(t, bytes / 8 - 1)) != NULL) {
+        /* a freed block before a new chunk */
+    } else if (b) {
+        p = carve_new(t, b, bytes);
+    } else if ((size_t)(t->shared.end - t->shared.next) >= bytes) {
+        p = t->shared.next;
+        t->shared.next += bytes;
+        t->shared.carved++;
+    } else {
+        p = carve_new(t, &t->shared, bytes);
+    }
+    pthread_mutex_unlock(&t->chunk_lock);
+    return p;
+}
+
+/* Gives block p of class k back to its chunk, onto the free list of its
+** class; chunk_lock is held. */
+static void put_locked(atab_table *t, atab_atom *p, size_t k)
+{
+    ATAB__PAUSE("chunk:put", p);
+    chunk_drop(t, chunk_of(t, p), 1);
+    memcpy(p, &t->free_blocks[k], sizeof p);   /* the link overwrites the header */
+    t->free_blocks[k] = p;
+}
+
+/* One pass: a carved atom's header is the free list's link once it is
+** back. An atom allocated alone is freed under chunk_lock too (rare: over
+** ATAB__CHUNK_MAX_BLOCK bytes). */
+void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms, size_t n)
+{
+    pthread_mutex_lock(&t->chunk_lock);
+    for (size_t i = 0; i < n; i++) {
+        atab_atom *a = atoms[i];
+        if (!a)
+            continue;
+        size_t len = atab_len(a);
+        if (atab__carved(len))
+            put_locked(t, a, atab__class_of(len));
+        else
+            atab__free_in(t, acct, a, atab__atom_bytes(len));
+    }
+    purge_due(t);
+    pthread_mutex_unlock(&t->chunk_lock);
+}
+
+void atab__chunk_free_lists(atab_table *t, atab_atom **lists)
+{
+    pthread_mutex_lock(&t->chunk_lock);
+    for (size_t k = 0; k < ATAB__CHUNK_CLASSES; k++) {
+        for (atab_atom *a = lists[k], *next; a; a = next) {
+            memcpy(&next, a, sizeof next);
+            put_locked(t, a, k);
+        }
+        lists[k] = NULL;
+    }
+    purge_due(t);
+    pthread_mutex_unlock(&t->chunk_lock);
+}
+
+void atab__chunk_retire(atab_table *t, atab__bump *b)
+{
+    if (!b->cur)
+        return;
+    pthread_mutex_lock(&t->chunk_lock);
+    retire_locked(t, b);
+    purge_due(t);
+    pthread_mutex_unlock(&t->chunk_lock);
+}
+
+/* The table's own bump is retired too: threads without a record (debug
+** builds, a record that could not be had) carve from it, and its chunk
+** should come back once they are done with it, as a record's does when its
+** thread exits. */
+void atab__chunks_gc(atab_table *t)
+{
+    pthread_mutex_lock(&t->chunk_lock);
+    retire_locked(t, &t->shared);
+    if (t->n_empty)
+        purge(t);
+    pthread_mutex_unlock(&t->chunk_lock);
+}
+
+void atab__chunks_init(atab_table *t)
+{
+    pthread_mutex_init(&t->chunk_lock, NULL);
+}
+
+void atab__chunks_fini(atab_table *t)
+{
+    for (size_t i = 0; i < t->n_chunks; i++)
+        atab__free(t, (void *)t->chunks[i], ((atab__chunk *)t->chunks[i])->size);
+    atab__free(t, t->chunks, t->cap_chunks * sizeof *t->chunks);
+    t->chunks = NULL;
+    t->n_chunks = t->cap_chunks = 0;
+    memset(&t->shared, 0, sizeof t->shared);
+    memset(t->free_blocks, 0, sizeof t->free_blocks);
+    pthread_mutex_destroy(&t->chunk_lock);
+}
+
+void atab__chunks_visit(atab_table *t, atab__chunk_fn fn, void *ud)
+{
+    pthread_mutex_lock(&t->chunk_lock);
+    if (t->chunks)
+        fn(ud, t->chunks, t->cap_chunks * sizeof *t->chunks, 0);
+    for (size_t i = 0; i < t->n_chunks; i++)
+        fn(ud, (const void *)t->chunks[i], ((const atab__chunk *)t->chunks[i])->size, 1);
+    pthread_mutex_unlock(&t->chunk_lock);
+}

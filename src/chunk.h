@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** chunk.h - the blocks of small dynamic atoms, carved from chunks the
+** table owns (chunk.c).
+**
+** An atom whose block (header, characters, NUL: atab__atom_bytes) rounded
+** up to 8 bytes is at most ATAB__CHUNK_MAX_BLOCK bytes is carved from a
+** chunk (requested through the table's allocator hooks, charged to its
+** memory limit and byte count like any allocation); a larger atom is one
+** allocation of its own. A chunk costs the allocator one header where a
+** malloc per atom costs one per atom, and its blocks are spaced by 8
+** bytes, not by the allocator's size classes.
+**
+** Carving. Each thread's record keeps a current chunk and carves from it
+** with a bump pointer, without a lock (atab__bump); a thread with no
+** record carves from the table's own current chunk under chunk_lock
+** (retired at every full sweep, so that it comes back once empty). A
+** bump's first chunk is ATAB__CHUNK_FIRST bytes, each next one twice the
+** last, up to ATAB__CHUNK_BYTES: a table of a few atoms costs a small
+** chunk. When the current chunk is full, a block freed back to a chunk
+** (below) of the size class wanted is taken before a new chunk is made.
+**
+** Freeing. A block comes back to its chunk when an atom is freed and its
+** thread keeps no block for it (thread.h: the blocks a queue sweep keeps
+** go to its thread's next new atoms of the same size class), onto the
+** table's free list of its class (linked through its first word). The
+** table keeps its chunks' addresses sorted (the directory), so a freed
+** block finds its chunk by a binary search under chunk_lock, which a
+** sweep takes once per batch. A chunk counts its blocks not freed, plus
+** ATAB__CHUNK_BIAS while it is some bump's current chunk (less the blocks
+** carved from it, when the bump retires it), so carving writes nothing
+** shared. A chunk whose count reaches 0 is freed by the next purge, which
+** takes its blocks off the free lists first: once an eighth of the chunks
+** (4 at least) emptied, at every full sweep (atab_gc), and before a chunk
+** allocation that failed is tried again. Free blocks in chunks that hold
+** atoms are reused only by atoms of their size class (the report's
+** explicit/atoms/dynamic/free counts them, with the chunks' headers and
+** uncarved tails).
+**
+** chunk_lock is the innermost lock: taken under a shard's lock (an insert
+** carves) and under reg_lock (a flush frees the blocks queues kept).
+*/
+#ifndef ATAB_CHUNK_H
+#define ATAB_CHUNK_H
+
+#include "atom.h"
+
+#ifndef ATAB__CHUNK_BYTES
+#define ATAB__CHUNK_BYTES 8192    /* the most requested per chunk (-D for measuring) */
+#endif
+#define ATAB__CHUNK_FIRST 1024    /* a bump's first chunk; each next one twice as
+                                     large, up to ATAB__CHUNK_BYTES */
+#define ATAB__CHUNK_MAX_BLOCK 256 /* the largest block carved from chunks */
+#define ATAB__CHUNK_BIAS (UINT32_C(1) << 30)
+#define ATAB__CHUNK_CLASSES (ATAB__CHUNK_MAX_BLOCK / 8)   /* size classes: bytes / 8 - 1 */
+
+/* A chunk's header; its blocks follow. */
+typedef struct atab__chunk {
+    uint32_t live;   /* blocks not freed (+ BIAS while current): chunk_lock */
+    uint32_t size;   /* bytes requested for it, header included */
+} atab__chunk;
+
+#define ATAB__CHUNK_HEADER sizeof(atab__chunk)
+
+/* A current chunk and where its next block starts. */
+typedef struct atab__bump {
+    char *next, *end;
+    atab__chunk *cur;   /* NULL: none */
+    uint32_t carved;    /* blocks carved from cur */
+    uint32_t next_size; /* of the next chunk; 0: ATAB__CHUNK_FIRST */
+} atab__bump;
+
+/* The bytes of an atom of len bytes in a chunk: rounded up to 8. */
+static inline size_t atab__block_bytes(size_t len)
+{
+    return (atab__atom_bytes(len) + 7) & ~(size_t)7;
+}
+
+/* The size class of a carved atom of len bytes. */
+static inline size_t atab__class_of(size_t len)
+{
+    return atab__block_bytes(len) / 8 - 1;
+}
+
+/* Is an atom of len bytes carved from a chunk? */
+static inline int atab__carved(size_t len)
+{
+    return atab__block_bytes(len) <= ATAB__CHUNK_MAX_BLOCK;
+}
+
+/* A block of `bytes` (a multiple of 8, at most ATAB__CHUNK_MAX_BLOCK):
+** from b (a record's, used only by its thread) when given, else from the
+** table's current chunk under chunk_lock; a new chunk when the current one
+** is full. NULL (error set: ATAB_ELIMIT or ATAB_ENOMEM) when a new chunk
+** cannot be had. */
+ATAB__HIDDEN void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes);
+
+static inline void *atab__chunk_carve(atab_table *t, atab__bump *b, size_t bytes)
+{
+    if (ATAB__LIKELY(b && (size_t)(b->end - b->next) >= bytes)) {
+        void *p = b->next;
+        b->next += bytes;
+        b->carved++;
+        return p;
+    }
+    return atab__chunk_carve_slow(t, b, bytes);
+}
+
+/* Gives the blocks of lists[0..ATAB__CHUNK_CLASSES) (by size class, linked
+** through their first word) back, and empties the lists. */
+ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
+/* Retires the table's own current chunk and frees the chunks left empty
+** (a full sweep's last step). */
+ATAB__HIDDEN void atab__chunks_gc(atab_table *t);
+/* Retires b's current chunk (a record that goes): freed when empty. */
+ATAB__HIDDEN void atab__chunk_retire(atab_table *t, atab__bump *b);
+
+ATAB__HIDDEN void atab__chunks_init(atab_table *t);
+/* Frees every chunk and the directory (the table goes; no thread uses it). */
+ATAB__HIDDEN void atab__chunks_fini(atab_table *t);
+/* For the reporter: fn(ud, block, bytes, is_chunk) for the directory's
+** block (is_chunk 0) and for each chunk (1), under chunk_lock. */
+typedef void (*atab__chunk_fn)(void *ud, const void *block, size_t bytes, int is_chunk);
+ATAB__HIDDEN void atab__chunks_visit(atab_table *t, atab__chunk_fn fn, void *ud);
+
+#endif /* ATAB_CHUNK_H */
