@@ -41,7 +41,7 @@ extern "C" {
  *   offset 8  char[]  chars       `length` bytes, then a NUL
  *
  * A dynamic atom is one block of 8 + length + 1 bytes: carved from a chunk
- * the table owns, rounded up to 8 bytes, when that is at most 256 bytes;
+ * the table owns, rounded up to 4 bytes, when that is at most 256 bytes;
  * else an allocation of its own. The hash used by the table lives in the
  * table's slots, not in the atom.
  */
@@ -446,7 +446,7 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  *                                                       atoms of up to 256 bytes
  *                                                       are carved from chunks
  *                                                       the table owns, each
- *                                                       rounded up to 8 bytes;
+ *                                                       rounded up to 4 bytes;
  *                                                       larger atoms and the
  *                                                       chunks are allocations,
  *                                                       whose usable size the

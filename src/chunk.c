@@ -77,14 +77,15 @@ static atab__chunk *chunk_of(const atab_table *t, const void *p)
 static void purge(atab_table *t)
 {
     for (size_t k = 0; k < ATAB__CHUNK_CLASSES; k++) {
-        atab_atom **link = &t->free_blocks[k];
-        while (*link) {
-            atab_atom *next;
-            memcpy(&next, *link, sizeof next);
-            if (chunk_of(t, *link)->live == 0)
-                *link = next;   /* its chunk goes */
+        atab_atom *prev = NULL, *next;
+        for (atab_atom *a = t->free_blocks[k]; a; a = next) {
+            memcpy(&next, a, sizeof next);   /* blocks are only 4-aligned */
+            if (chunk_of(t, a)->live != 0)
+                prev = a;
+            else if (prev)   /* its chunk goes */
+                memcpy(prev, &next, sizeof next);
             else
-                link = (atab_atom **)(void *)*link;
+                t->free_blocks[k] = next;
         }
     }
     size_t kept = 0;
@@ -168,7 +169,7 @@ void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes)
 {
     void *p;
     pthread_mutex_lock(&t->chunk_lock);
-    if ((p = free_take(t, bytes / 8 - 1)) != NULL) {
+    if ((p = free_take(t, atab__class_of_block(bytes))) != NULL) {
         /* a freed block before a new chunk */
     } else if (b) {
         p = carve_new(t, b, bytes);

@@ -4,11 +4,11 @@
 ** table owns (chunk.c).
 **
 ** An atom whose block (header, characters, NUL: atab__atom_bytes) rounded
-** up to 8 bytes is at most ATAB__CHUNK_MAX_BLOCK bytes is carved from a
+** up to 4 bytes is at most ATAB__CHUNK_MAX_BLOCK bytes is carved from a
 ** chunk (requested through the table's allocator hooks, charged to its
 ** memory limit and byte count like any allocation); a larger atom is one
 ** allocation of its own. A chunk costs the allocator one header where a
-** malloc per atom costs one per atom, and its blocks are spaced by 8
+** malloc per atom costs one per atom, and its blocks are spaced by 4
 ** bytes, not by the allocator's size classes.
 **
 ** Carving. Each thread's record keeps a current chunk and carves from it
@@ -52,7 +52,10 @@
                                      large, up to ATAB__CHUNK_BYTES */
 #define ATAB__CHUNK_MAX_BLOCK 256 /* the largest block carved from chunks */
 #define ATAB__CHUNK_BIAS (UINT32_C(1) << 30)
-#define ATAB__CHUNK_CLASSES (ATAB__CHUNK_MAX_BLOCK / 8)   /* size classes: bytes / 8 - 1 */
+#define ATAB__CHUNK_GRAIN 4       /* blocks are spaced by this: an atom's header
+                                     is two 32-bit words, and slots and caches
+                                     keep only an address's low 2 bits free */
+#define ATAB__CHUNK_CLASSES (ATAB__CHUNK_MAX_BLOCK / ATAB__CHUNK_GRAIN)   /* bytes / grain - 1 */
 
 /* A chunk's header; its blocks follow. */
 typedef struct atab__chunk {
@@ -70,16 +73,22 @@ typedef struct atab__bump {
     uint32_t next_size; /* of the next chunk; 0: ATAB__CHUNK_FIRST */
 } atab__bump;
 
-/* The bytes of an atom of len bytes in a chunk: rounded up to 8. */
+/* The bytes of an atom of len bytes in a chunk: rounded up to the grain. */
 static inline size_t atab__block_bytes(size_t len)
 {
-    return (atab__atom_bytes(len) + 7) & ~(size_t)7;
+    return (atab__atom_bytes(len) + ATAB__CHUNK_GRAIN - 1) & ~(size_t)(ATAB__CHUNK_GRAIN - 1);
+}
+
+/* The size class of a block of `bytes` (a multiple of the grain). */
+static inline size_t atab__class_of_block(size_t bytes)
+{
+    return bytes / ATAB__CHUNK_GRAIN - 1;
 }
 
 /* The size class of a carved atom of len bytes. */
 static inline size_t atab__class_of(size_t len)
 {
-    return atab__block_bytes(len) / 8 - 1;
+    return atab__class_of_block(atab__block_bytes(len));
 }
 
 /* Is an atom of len bytes carved from a chunk? */
@@ -88,7 +97,7 @@ static inline int atab__carved(size_t len)
     return atab__block_bytes(len) <= ATAB__CHUNK_MAX_BLOCK;
 }
 
-/* A block of `bytes` (a multiple of 8, at most ATAB__CHUNK_MAX_BLOCK):
+/* A block of `bytes` (a multiple of the grain, at most ATAB__CHUNK_MAX_BLOCK):
 ** from b (a record's, used only by its thread) when given, else from the
 ** table's current chunk under chunk_lock; a new chunk when the current one
 ** is full. NULL (error set: ATAB_ELIMIT or ATAB_ENOMEM) when a new chunk

@@ -223,13 +223,13 @@ static void make_entries(const census *c, const char *prefix, entries *l)
         add(l, prefix, "explicit/atoms/dynamic/slop", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
             c->atom_use - c->atom_req + c->chunk_use - c->chunk_req,
             "Bytes reserved for dynamic atoms beyond their requests: the rounding of "
-            "blocks carved from chunks to 8 bytes, and the allocator's usable size "
+            "blocks carved from chunks to 4 bytes, and the allocator's usable size "
             "minus the request of atoms allocated alone and of the chunks.");
     else if (c->rounding)
         add(l, prefix, "explicit/atoms/dynamic/slop", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
             c->rounding,
             "Bytes reserved for dynamic atoms beyond their requests: the rounding of "
-            "blocks carved from chunks to 8 bytes (the allocator's own slop is "
+            "blocks carved from chunks to 4 bytes (the allocator's own slop is "
             "unknown).");
     if (c->recycled)
         add(l, prefix, "explicit/atoms/dynamic/recycled", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,

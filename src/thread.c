@@ -474,7 +474,7 @@ static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t),
     atab_atom **kept = atab__queue_kept(r->queue, r->t->queue_cap);
     for (size_t c = 0; c < ATAB__RECYCLE_CLASSES; c++)
         for (const atab_atom *a = kept[c]; a; memcpy(&a, a, sizeof a))
-            fn(ud, a, 8 * (c + 1));
+            fn(ud, a, ATAB__CHUNK_GRAIN * (c + 1));
 }
 
 void atab__flush_counts(atab_table *t, int unqueue,

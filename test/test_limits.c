@@ -298,7 +298,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
         snprintf(buf, sizeof buf, "dead-%05d", i);
         assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
     }
-    assert_int_equal(report_amount(t, RECYCLED, 0), 256 * 24);   /* 8 + 10 + 1, rounded to 8 */
+    assert_int_equal(report_amount(t, RECYCLED, 0), 256 * 20);   /* 8 + 10 + 1, rounded to 4 */
     enum { MAX = 10000 };
     static const atab_atom *kept[MAX];
     int n = 0, refused = 0;
