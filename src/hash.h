@@ -125,10 +125,15 @@ static inline int atab__eq_bytes(const char *x, const char *y, size_t n)
         memcpy(&c, x + n - 4, 4), memcpy(&d, y + n - 4, 4);
         return c == d;
     }
-    if (n == 0)
-        return 1;
-    /* 1-3 bytes: first, middle and last cover them all, without a loop */
-    return x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1];
+    if (n >= 2) {   /* 2-3 bytes: the first two and the last two cover them all */
+        uint16_t e, f;
+        memcpy(&e, x, 2), memcpy(&f, y, 2);
+        if (e != f)
+            return 0;
+        memcpy(&e, x + n - 2, 2), memcpy(&f, y + n - 2, 2);
+        return e == f;
+    }
+    return n == 0 || x[0] == y[0];
 }
 
 static inline int atab__key_equals(const atab__key *k, const atab_atom *a)

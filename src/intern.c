@@ -35,8 +35,8 @@ typedef struct short_key {
 ATAB__INLINE int match_short(const void *key, const atab_atom *a)
 {
     const short_key *k = key;
-    if (k->len > ATAB__SHORT_KEY)
-        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
+    if (k->len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();   /* 1..16: the compiler drops eq_bytes' memcmp */
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
 }
 
@@ -133,11 +133,14 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
 }
 
 /* The probe of the short-key path, in this thread's open section on its
-** last record, after its cache missed. */
+** last record, after its cache missed. The table is the record's (the hit
+** path saw their ids match), so the hit path need not keep t for this
+** call and its compare runs in the caller-saved registers. */
 static __attribute__((noinline)) const atab_atom *
-short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_probe(const char *s, size_t len, uint64_t h, int insert_new)
 {
     atab__rec *r = atab__tls_last.rec;
+    atab_table *t = r->t;
     short_key k = {s, len};
     atab__arr v = shard_arr(t, h);
     const atab_atom *a = atab__probe_ab(v, h, match_short, &k, NULL);
@@ -155,7 +158,7 @@ short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new
 ** is saturated, else the probe. Out of line, so the hit path saves no
 ** registers for it. */
 static __attribute__((noinline)) const atab_atom *
-short_stale(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_stale(const char *s, size_t len, uint64_t h, int insert_new)
 {
     atab__rec *r = atab__tls_last.rec;
     uint64_t *e = atab__cache_slot(r, h), x = *e;
@@ -164,7 +167,7 @@ short_stale(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new
         atab__leave(r);
         return atab__ent_atom(x);
     }
-    return short_probe(t, s, len, h, insert_new);
+    return short_probe(s, len, h, insert_new);
 }
 
 /* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): the
@@ -185,13 +188,13 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         const atab_atom *a = atab__ent_atom(x);
         if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
-                return short_stale(t, s, len, h, insert_new);
+                return short_stale(s, len, h, insert_new);
             atab__ent_take(e, x);
             atab__leave(r);
             return a;
         }
     }
-    return short_probe(t, s, len, h, insert_new);
+    return short_probe(s, len, h, insert_new);
 }
 
 static int check_bytes(atab_table *t, const void *s, size_t len)

@@ -200,8 +200,9 @@ static inline int atab__ent_live(uint64_t e)
 ** too, is told apart there). */
 static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
 {
-    return ((__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) |
-            (e & ATAB__ENT_STATIC)) != 0;
+    if (ATAB__LIKELY(__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT))
+        return 1;   /* the dynamic atom's test: one load and a branch */
+    return (e & ATAB__ENT_STATIC) != 0;
 }
 
 /* For a live entry *e whose atom's count bits are 0: 0 when the count is
