@@ -378,15 +378,33 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 }
 #endif
 
-int atab_release(atab_table *t, const atab_atom *a)
+/* A release's end, after its section: the sweeps it may start (its full
+** queue, or the table's threshold). */
+static __attribute__((noinline)) int release_sweeps(atab_table *t, atab__rec *r, int rc)
+{
+    if (__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED))
+        atab__queue_due(t, r);
+    atab__maybe_sweep(t);
+    return rc;
+}
+
+/* A release whose reference is not kept as a spare (atab__unref_slow), in
+** this thread's open section on r. Out of line, so the spare's path in
+** atab_release saves no registers. */
+static __attribute__((noinline)) int
+release_unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    int rc = atab__unref_slow(t, r, a, h);
+    atab__leave(r);
+    return release_sweeps(t, r, rc);
+}
+
+/* A release off the spare's path: another record, readers that must
+** fence, no record, or an atom longer than a short key (its hash calls
+** XXH3). */
+static __attribute__((noinline)) int release_general(atab_table *t, const atab_atom *a)
 {
     int rc;
-    if (!t || !a) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    if (atab_is_static(a))
-        return ATAB_OK;
 #ifdef ATAB_DEBUG
     if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
         atab__set_error(ATAB_EINVAL);
@@ -399,13 +417,47 @@ int atab_release(atab_table *t, const atab_atom *a)
         atab__enter_rec(r);
         rc = atab__unref(t, r, a, h);
         atab__leave(r);
-        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
-            atab__queue_due(t, r);
-    } else {
-        rc = atab__unref_direct(t, a);
+        return release_sweeps(t, r, rc);
     }
+    rc = atab__unref_direct(t, a);
     atab__maybe_sweep(t);
     return rc;
+}
+
+static __attribute__((noinline)) int release_invalid(void)
+{
+    atab__set_error(ATAB_EINVAL);
+    return ATAB_EINVAL;
+}
+
+/* The spare's path inline: a short atom hashed, this thread's last record
+** (as the hit path finds it), the reference kept in the atom's entry
+** (atab__unref); every other way is a tail call. */
+int atab_release(atab_table *t, const atab_atom *a)
+{
+    if (ATAB__UNLIKELY(!t || !a))
+        return release_invalid();
+    if (atab_is_static(a))
+        return ATAB_OK;
+#ifndef ATAB_DEBUG
+    size_t len = atab_len(a);
+    if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
+                     len <= ATAB__SHORT_KEY)) {
+        uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
+        atab__rec *r = atab__tls_last.rec;
+        atab__enter_rec_nofence(r);
+        if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
+            atab__leave(r);
+            if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
+                               __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >=
+                                   t->sweep_threshold))
+                return release_sweeps(t, r, ATAB_OK);
+            return ATAB_OK;
+        }
+        return release_unref(t, r, a, h);
+    }
+#endif
+    return release_general(t, a);
 }
 
 const atab_atom *atab_ref(const atab_atom *a)

@@ -243,7 +243,9 @@ static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uin
 ** holds (nothing changes). */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
 
-static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+/* atab__unref's common case: keeps the reference on dynamic atom a of hash
+** h as a spare in its entry, inside a section. Non-zero when it did. */
+static inline int atab__spare_keep(atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h), x;
     /* a spare only while the count holds more than this thread's spares
@@ -253,8 +255,15 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
                      atab__spares(x) < ATAB__SPARE_MAX &&
                      atab__count(a) > atab__spares(x) + 1)) {
         *e = x + ATAB__ENT_ONE;
-        return ATAB_OK;
+        return 1;
     }
+    return 0;
+}
+
+static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    if (ATAB__LIKELY(atab__spare_keep(r, a, h)))
+        return ATAB_OK;
     return atab__unref_slow(t, r, a, h);
 }
 
