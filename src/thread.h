@@ -145,11 +145,14 @@ static inline void atab__enter_rec(atab__rec *r)
 }
 
 /* Enters a section where the caller saw t->fast_id match: membarrier
-** makes the writers fence for it (thread.c). */
-static inline void atab__enter_rec_nofence(atab__rec *r)
+** makes the writers fence for it (thread.c). Returns the section's seq,
+** for atab__leave_seq. */
+static inline uint64_t atab__enter_rec_nofence(atab__rec *r)
 {
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+    uint64_t seq = r->seq + 1;
+    __atomic_store_n(&r->seq, seq, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return seq;
 }
 
 static inline void atab__leave(atab__rec *r)
@@ -157,11 +160,19 @@ static inline void atab__leave(atab__rec *r)
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
+/* atab__leave for a section whose seq the caller kept (no load of it). */
+static inline void atab__leave_seq(atab__rec *r, uint64_t seq)
+{
+    __atomic_store_n(&r->seq, seq + 1, __ATOMIC_RELEASE);
+}
+
 /* The cache entry of a key or atom of hash h (table.h: the table's hash of
 ** its characters). */
 static inline uint64_t *atab__cache_slot(atab__rec *r, uint64_t h)
 {
-    return &r->e[h % ATAB__CACHE_SIZE];
+    /* the entry's byte offset from the hash's low bits: no scaled index */
+    size_t off = (size_t)(h << 3) & (ATAB__CACHE_SIZE - 1) << 3;
+    return (uint64_t *)(void *)((char *)r->e + off);
 }
 
 static inline const atab_atom *atab__ent_atom(uint64_t e)
