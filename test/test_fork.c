@@ -57,6 +57,16 @@ static int child_use(atab_table *t, size_t extra)
     return 0;
 }
 
+/* The first step of every child: a crash kills it with its signal (the
+** parent sees it: wait_child), where cmocka's handler, inherited through
+** fork(), would go on with the next test inside the child. */
+static void child_begins(void)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+}
+
 /* Waits for the child with a deadline; a child still running then is
 ** killed. Returns its exit status, or -1 for a hang, -2 for a signal. */
 static int wait_child(pid_t pid)
@@ -178,6 +188,7 @@ static void a_child_forked_while_threads_hammer_uses_every_table(void **state)
         __atomic_store_n(&g_hold, 0, __ATOMIC_RELEASE);
         assert_true(pid >= 0);
         if (pid == 0) {
+            child_begins();
             for (int i = 0; i < N_TABLES; i++) {
                 int rc = child_use(g_tables[i], 0);
                 if (rc)
@@ -261,6 +272,7 @@ static void a_child_forked_while_a_reader_is_in_its_section_does_not_wait_for_it
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        child_begins();
         /* "spare-in-a-cache" is unused once the reader's record is given
         ** back, and LONG_KEY once this reference goes */
         atab_release(c.t, x);
@@ -290,6 +302,7 @@ static void *do_fork(void *arg)
     held_case *c = arg;
     pid_t pid = fork();
     if (pid == 0) {
+        child_begins();
         atab_release(c->t, c->got);   /* the child's copy of the main thread's reference */
         _exit(child_use(c->t, 1));
     }
@@ -373,6 +386,7 @@ static void a_child_counts_exactly_the_references_a_parent_thread_held(void **st
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        child_begins();
         uint32_t count = 0;
         int rc = atab_foreach(c.t, count_of, &count) != ATAB_OK ? 20
                  : count != 2                                ? 21   /* this thread's + the parked one's */
