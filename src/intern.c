@@ -181,7 +181,7 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
                                                              or readers must fence */
     atab__rec *r = atab__tls_last.rec;
-    uint64_t seq = atab__enter_rec_nofence(r);
+    atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         short_key k = {s, len};
         uint64_t *e = atab__cache_slot(r, h), x = *e;
@@ -190,7 +190,7 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
                 return short_stale(s, len, h, insert_new);
             atab__ent_take(e, x);
-            atab__leave_seq(r, seq);
+            atab__leave(r);
             return a;
         }
     }
@@ -445,9 +445,9 @@ int atab_release(atab_table *t, const atab_atom *a)
                      len <= ATAB__SHORT_KEY)) {
         uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
-        uint64_t seq = atab__enter_rec_nofence(r);
+        atab__enter_rec_nofence(r);
         if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
-            atab__leave_seq(r, seq);
+            atab__leave(r);
             if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
                                __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >=
                                    t->sweep_threshold))
