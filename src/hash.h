@@ -80,8 +80,11 @@ static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *
     } else if (len > 0) {
         a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
     }
+    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
+    __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
+                                 reorder the xors and move the product twice */
     uint64_t h = atab__fold_mul(a ^ k->a, b ^ k->b);
-    return atab__fold_mul(h ^ len ^ UINT64_C(0x4b33a62ed433d4a3), k->m);
+    return atab__fold_mul(lc ^ h, k->m);
 }
 
 static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)

@@ -9,8 +9,9 @@
 **     atom alive; else it probes the key's two groups (probe.h) and takes a
 **     reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
-**     its own whose ways out are all tail calls, so the hit saves no
-**     registers;
+**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16) so
+**     that neither its hash nor its compare branches on the length, whose
+**     ways out are all tail calls, so the hit saves no registers;
 **   - a miss leaves the section and finishes under the shard's lock
 **     (atab__find_or_insert_locked, table.c), which inserts;
 **   - every returned dynamic atom carries one reference for the caller;
@@ -170,12 +171,14 @@ short_stale(const char *s, size_t len, uint64_t h, int insert_new)
     return short_probe(s, len, h, insert_new);
 }
 
-/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): the
-** hash, this thread's cache, and the key compared with the atom found
-** there; everything else is a tail call, so this saves no registers. */
-ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
-                                           int insert_new)
+/* The hit path for keys of lo to hi bytes (most atoms): the hash, this
+** thread's cache, and the key compared with the atom found there;
+** everything else is a tail call, so this saves no registers. */
+ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size_t len,
+                                              int insert_new, size_t lo, size_t hi)
 {
+    if (len < lo || len > hi)
+        __builtin_unreachable();   /* the hash and the compare branch on no length */
     uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
@@ -196,6 +199,25 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
     }
     return short_probe(s, len, h, insert_new);
 }
+
+/* The short-key path, one copy for each class of lengths whose hash and
+** compare read the key alike (1, 2-3, 4-7 and 8-16 bytes) and each of
+** intern and lookup, each out of line (inline, GCC would hoist their
+** common loads and save registers for them). */
+#define SHORT_CLASS(name, lo, hi, insert_new)                                              \
+    static __attribute__((noinline)) const atab_atom *name(atab_table *t, const char *s,  \
+                                                           size_t len)                    \
+    {                                                                                     \
+        return intern_short_in(t, s, len, insert_new, lo, hi);                            \
+    }
+SHORT_CLASS(intern_1, 1, 1, 1)
+SHORT_CLASS(intern_2_3, 2, 3, 1)
+SHORT_CLASS(intern_4_7, 4, 7, 1)
+SHORT_CLASS(intern_8_16, 8, ATAB__SHORT_KEY, 1)
+SHORT_CLASS(lookup_1, 1, 1, 0)
+SHORT_CLASS(lookup_2_3, 2, 3, 0)
+SHORT_CLASS(lookup_4_7, 4, 7, 0)
+SHORT_CLASS(lookup_8_16, 8, ATAB__SHORT_KEY, 0)
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
 {
@@ -220,26 +242,32 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
     return find_or_insert(t, &k, s, insert_new);
 }
 
-static __attribute__((noinline)) const atab_atom *
-lookup_short(atab_table *t, const char *s, size_t len)
-{
-    return intern_short(t, s, len, 0);
-}
-
-/* The short path inline here: a longer key pays nothing for it but a
-** compare, since intern_bytes is a tail call. */
+/* The short path's classes are tail calls: a longer key pays nothing for
+** them but a compare, since intern_bytes is a tail call too. */
 const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
-        return intern_short(t, s, len, 1);
-    return intern_bytes(t, s, len, 1);
+    if (ATAB__UNLIKELY(!t || !s || len - 1 >= ATAB__SHORT_KEY))   /* 1..16 bytes */
+        return intern_bytes(t, s, len, 1);
+    if (len >= 8)
+        return intern_8_16(t, s, len);
+    if (len >= 4)
+        return intern_4_7(t, s, len);
+    if (len >= 2)
+        return intern_2_3(t, s, len);
+    return intern_1(t, s, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))
-        return lookup_short(t, s, len);
-    return intern_bytes(t, s, len, 0);
+    if (ATAB__UNLIKELY(!t || !s || len - 1 >= ATAB__SHORT_KEY))
+        return intern_bytes(t, s, len, 0);
+    if (len >= 8)
+        return lookup_8_16(t, s, len);
+    if (len >= 4)
+        return lookup_4_7(t, s, len);
+    if (len >= 2)
+        return lookup_2_3(t, s, len);
+    return lookup_1(t, s, 1);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
