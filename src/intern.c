@@ -138,9 +138,8 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
 ** path saw their ids match), so the hit path need not keep t for this
 ** call and its compare runs in the caller-saved registers. */
 static __attribute__((noinline)) const atab_atom *
-short_probe(const char *s, size_t len, uint64_t h, int insert_new)
+short_probe(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    atab__rec *r = atab__tls_last.rec;
     atab_table *t = r->t;
     short_key k = {s, len};
     atab__arr v = shard_arr(t, h);
@@ -159,16 +158,15 @@ short_probe(const char *s, size_t len, uint64_t h, int insert_new)
 ** is saturated, else the probe. Out of line, so the hit path saves no
 ** registers for it. */
 static __attribute__((noinline)) const atab_atom *
-short_stale(const char *s, size_t len, uint64_t h, int insert_new)
+short_stale(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    atab__rec *r = atab__tls_last.rec;
     uint64_t *e = atab__cache_slot(r, h), x = *e;
     if (atab__ent_stale(r, e) == 0) {
         atab__ent_take(e, x);
         atab__leave(r);
         return atab__ent_atom(x);
     }
-    return short_probe(s, len, h, insert_new);
+    return short_probe(r, s, len, h, insert_new);
 }
 
 /* The hit path for keys of lo to hi bytes (most atoms): the hash, this
@@ -191,13 +189,13 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
         const atab_atom *a = atab__ent_atom(x);
         if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
-                return short_stale(s, len, h, insert_new);
+                return short_stale(r, s, len, h, insert_new);
             atab__ent_take(e, x);
             atab__leave(r);
             return a;
         }
     }
-    return short_probe(s, len, h, insert_new);
+    return short_probe(r, s, len, h, insert_new);
 }
 
 /* The short-key path, one copy for each class of lengths whose hash and
@@ -242,32 +240,35 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
     return find_or_insert(t, &k, s, insert_new);
 }
 
-/* The short path's classes are tail calls: a longer key pays nothing for
-** them but a compare, since intern_bytes is a tail call too. */
+/* The short path's classes are tail calls, chosen by the length with the
+** range check folded in: a longer key pays nothing for them but two
+** compares, since intern_bytes is a tail call too. */
 const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__UNLIKELY(!t || !s || len - 1 >= ATAB__SHORT_KEY))   /* 1..16 bytes */
+    if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 1);
     if (len >= 8)
-        return intern_8_16(t, s, len);
+        return ATAB__LIKELY(len <= ATAB__SHORT_KEY) ? intern_8_16(t, s, len)
+                                                     : intern_bytes(t, s, len, 1);
     if (len >= 4)
         return intern_4_7(t, s, len);
     if (len >= 2)
         return intern_2_3(t, s, len);
-    return intern_1(t, s, 1);
+    return ATAB__LIKELY(len) ? intern_1(t, s, 1) : intern_bytes(t, s, len, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__UNLIKELY(!t || !s || len - 1 >= ATAB__SHORT_KEY))
+    if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 0);
     if (len >= 8)
-        return lookup_8_16(t, s, len);
+        return ATAB__LIKELY(len <= ATAB__SHORT_KEY) ? lookup_8_16(t, s, len)
+                                                     : intern_bytes(t, s, len, 0);
     if (len >= 4)
         return lookup_4_7(t, s, len);
     if (len >= 2)
         return lookup_2_3(t, s, len);
-    return lookup_1(t, s, 1);
+    return ATAB__LIKELY(len) ? lookup_1(t, s, 1) : intern_bytes(t, s, len, 0);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
