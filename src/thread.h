@@ -137,13 +137,22 @@ static inline void atab__reader_fence(void)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/* x86-64 (outside TSan, which must see every access) reads and writes a
+** few of the hit path's words in the instruction that uses them: the
+** section's seq, the flush flag, an atom's count bits. */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+#define ATAB__X86_HIT 1
+#else
+#define ATAB__X86_HIT 0
+#endif
+
 /* One step of r->seq, by its owner (its only writer): one instruction on
 ** x86-64, where it is a read, an add and a store that a grace period's
-** waiter sees whole, as any aligned store (elsewhere, and under TSan, which
-** must see the store, an atomic store). No fence: the callers order it. */
+** waiter sees whole, as any aligned store (elsewhere an atomic store). No
+** fence: the callers order it. */
 static inline void atab__seq_step(atab__rec *r)
 {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if ATAB__X86_HIT
     __asm__ volatile("addq $1, %0" : "+m"(r->seq));
 #else
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
@@ -170,7 +179,7 @@ static inline void atab__enter_rec_nofence(atab__rec *r)
 ** it). */
 static inline void atab__leave(atab__rec *r)
 {
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if ATAB__X86_HIT
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     atab__seq_step(r);
 #else
@@ -205,10 +214,18 @@ static inline uint64_t *atab__cache_find(atab__rec *r, const atab_atom *a, uint6
     return atab__ent_atom(*e) == a ? e : NULL;
 }
 
-/* May the owner use its cache in this section (no flusher holds it)? */
+/* May the owner use its cache in this section (no flusher holds it)? An
+** acquire load (x86-64: the compare reads the flag, and the compiler
+** fence keeps the cache's reads after it). */
 static inline int atab__cache_ours(atab__rec *r)
 {
+#if ATAB__X86_HIT
+    int zero;
+    __asm__ volatile("cmpl $0, %1" : "=@ccz"(zero) : "m"(r->flush_req) : "memory");
+    return zero;
+#else
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
+#endif
 }
 
 /* Does entry value e keep its atom alive (spares, or a static atom's)? */
@@ -223,8 +240,14 @@ static inline int atab__ent_live(uint64_t e)
 ** too, is told apart there). */
 static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
 {
-    if (ATAB__LIKELY(__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT))
-        return 1;   /* the dynamic atom's test: one load and a branch */
+    int counted;   /* the count bits not 0: a relaxed load and a test */
+#if ATAB__X86_HIT
+    __asm__("testl %2, %1" : "=@ccnz"(counted) : "m"(*atab__count_word(a)), "i"(ATAB__REF_COUNT));
+#else
+    counted = (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) != 0;
+#endif
+    if (ATAB__LIKELY(counted))
+        return 1;   /* the dynamic atom's test: one instruction and a branch */
     return (e & ATAB__ENT_STATIC) != 0;
 }
 
