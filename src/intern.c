@@ -417,6 +417,7 @@ static __attribute__((noinline)) int release_sweeps(atab_table *t, atab__rec *r,
     return rc;
 }
 
+#ifndef ATAB_DEBUG
 /* A release whose reference is not kept as a spare (atab__unref_slow), in
 ** this thread's open section on r. Out of line, so the spare's path in
 ** atab_release saves no registers. */
@@ -427,6 +428,7 @@ release_unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
     atab__leave(r);
     return release_sweeps(t, r, rc);
 }
+#endif
 
 /* A release off the spare's path: another record, readers that must
 ** fence, no record, or an atom longer than a short key (its hash calls
