@@ -134,9 +134,9 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
 }
 
 /* The probe of the short-key path, in this thread's open section on its
-** last record, after its cache missed. The table is the record's (the hit
-** path saw their ids match), so the hit path need not keep t for this
-** call and its compare runs in the caller-saved registers. */
+** last record r, after its cache missed. The table is r's (the hit path
+** saw their ids match), so the hit path need not keep t for this call
+** and its compare runs in the caller-saved registers. */
 static __attribute__((noinline)) const atab_atom *
 short_probe(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
