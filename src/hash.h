@@ -80,8 +80,11 @@ static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *
     } else if (len > 0) {
         a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
     }
+    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
+    __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
+                                 reorder the xors and move the product twice */
     uint64_t h = atab__fold_mul(a ^ k->a, b ^ k->b);
-    return atab__fold_mul(h ^ len ^ UINT64_C(0x4b33a62ed433d4a3), k->m);
+    return atab__fold_mul(lc ^ h, k->m);
 }
 
 static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)
@@ -125,10 +128,15 @@ static inline int atab__eq_bytes(const char *x, const char *y, size_t n)
         memcpy(&c, x + n - 4, 4), memcpy(&d, y + n - 4, 4);
         return c == d;
     }
-    if (n == 0)
-        return 1;
-    /* 1-3 bytes: first, middle and last cover them all, without a loop */
-    return x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1];
+    if (n >= 2) {   /* 2-3 bytes: the first two and the last two cover them all */
+        uint16_t e, f;
+        memcpy(&e, x, 2), memcpy(&f, y, 2);
+        if (e != f)
+            return 0;
+        memcpy(&e, x + n - 2, 2), memcpy(&f, y + n - 2, 2);
+        return e == f;
+    }
+    return n == 0 || x[0] == y[0];
 }
 
 static inline int atab__key_equals(const atab__key *k, const atab_atom *a)

@@ -9,8 +9,9 @@
 **     atom alive; else it probes the key's two groups (probe.h) and takes a
 **     reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
-**     its own whose ways out are all tail calls, so the hit saves no
-**     registers;
+**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16) so
+**     that neither its hash nor its compare branches on the length, whose
+**     ways out are all tail calls, so the hit saves no registers;
 **   - a miss leaves the section and finishes under the shard's lock
 **     (atab__find_or_insert_locked, table.c), which inserts;
 **   - every returned dynamic atom carries one reference for the caller;
@@ -35,8 +36,8 @@ typedef struct short_key {
 ATAB__INLINE int match_short(const void *key, const atab_atom *a)
 {
     const short_key *k = key;
-    if (k->len > ATAB__SHORT_KEY)
-        __builtin_unreachable();   /* lets the compiler drop eq_bytes' memcmp */
+    if (k->len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();   /* 1..16: the compiler drops eq_bytes' memcmp */
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
 }
 
@@ -133,11 +134,13 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
 }
 
 /* The probe of the short-key path, in this thread's open section on its
-** last record, after its cache missed. */
+** last record r, after its cache missed. The table is r's (the hit path
+** saw their ids match), so the hit path need not keep t for this call
+** and its compare runs in the caller-saved registers. */
 static __attribute__((noinline)) const atab_atom *
-short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_probe(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    atab__rec *r = atab__tls_last.rec;
+    atab_table *t = r->t;
     short_key k = {s, len};
     atab__arr v = shard_arr(t, h);
     const atab_atom *a = atab__probe_ab(v, h, match_short, &k, NULL);
@@ -155,24 +158,25 @@ short_probe(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new
 ** is saturated, else the probe. Out of line, so the hit path saves no
 ** registers for it. */
 static __attribute__((noinline)) const atab_atom *
-short_stale(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_stale(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    atab__rec *r = atab__tls_last.rec;
     uint64_t *e = atab__cache_slot(r, h), x = *e;
     if (atab__ent_stale(r, e) == 0) {
         atab__ent_take(e, x);
         atab__leave(r);
         return atab__ent_atom(x);
     }
-    return short_probe(t, s, len, h, insert_new);
+    return short_probe(r, s, len, h, insert_new);
 }
 
-/* The hit path for keys of 1 to ATAB__SHORT_KEY bytes (most atoms): the
-** hash, this thread's cache, and the key compared with the atom found
-** there; everything else is a tail call, so this saves no registers. */
-ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t len,
-                                           int insert_new)
+/* The hit path for keys of lo to hi bytes (most atoms): the hash, this
+** thread's cache, and the key compared with the atom found there;
+** everything else is a tail call, so this saves no registers. */
+ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size_t len,
+                                              int insert_new, size_t lo, size_t hi)
 {
+    if (len < lo || len > hi)
+        __builtin_unreachable();   /* the hash and the compare branch on no length */
     uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
@@ -185,14 +189,33 @@ ATAB__INLINE const atab_atom *intern_short(atab_table *t, const char *s, size_t 
         const atab_atom *a = atab__ent_atom(x);
         if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
-                return short_stale(t, s, len, h, insert_new);
+                return short_stale(r, s, len, h, insert_new);
             atab__ent_take(e, x);
             atab__leave(r);
             return a;
         }
     }
-    return short_probe(t, s, len, h, insert_new);
+    return short_probe(r, s, len, h, insert_new);
 }
+
+/* The short-key path, one copy for each class of lengths whose hash and
+** compare read the key alike (1, 2-3, 4-7 and 8-16 bytes) and each of
+** intern and lookup, each out of line (inline, GCC would hoist their
+** common loads and save registers for them). */
+#define SHORT_CLASS(name, lo, hi, insert_new)                                              \
+    static __attribute__((noinline)) const atab_atom *name(atab_table *t, const char *s,  \
+                                                           size_t len)                    \
+    {                                                                                     \
+        return intern_short_in(t, s, len, insert_new, lo, hi);                            \
+    }
+SHORT_CLASS(intern_1, 1, 1, 1)
+SHORT_CLASS(intern_2_3, 2, 3, 1)
+SHORT_CLASS(intern_4_7, 4, 7, 1)
+SHORT_CLASS(intern_8_16, 8, ATAB__SHORT_KEY, 1)
+SHORT_CLASS(lookup_1, 1, 1, 0)
+SHORT_CLASS(lookup_2_3, 2, 3, 0)
+SHORT_CLASS(lookup_4_7, 4, 7, 0)
+SHORT_CLASS(lookup_8_16, 8, ATAB__SHORT_KEY, 0)
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
 {
@@ -217,26 +240,35 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
     return find_or_insert(t, &k, s, insert_new);
 }
 
-static __attribute__((noinline)) const atab_atom *
-lookup_short(atab_table *t, const char *s, size_t len)
-{
-    return intern_short(t, s, len, 0);
-}
-
-/* The short path inline here: a longer key pays nothing for it but a
-** compare, since intern_bytes is a tail call. */
+/* The short path's classes are tail calls, chosen by the length with the
+** range check folded in: a longer key pays nothing for them but two
+** compares, since intern_bytes is a tail call too. */
 const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))   /* 1..16 bytes */
-        return intern_short(t, s, len, 1);
-    return intern_bytes(t, s, len, 1);
+    if (ATAB__UNLIKELY(!t || !s))
+        return intern_bytes(t, s, len, 1);
+    if (len >= 8)
+        return ATAB__LIKELY(len <= ATAB__SHORT_KEY) ? intern_8_16(t, s, len)
+                                                     : intern_bytes(t, s, len, 1);
+    if (len >= 4)
+        return intern_4_7(t, s, len);
+    if (len >= 2)
+        return intern_2_3(t, s, len);
+    return ATAB__LIKELY(len) ? intern_1(t, s, 1) : intern_bytes(t, s, len, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__LIKELY(t && s && len - 1 < ATAB__SHORT_KEY))
-        return lookup_short(t, s, len);
-    return intern_bytes(t, s, len, 0);
+    if (ATAB__UNLIKELY(!t || !s))
+        return intern_bytes(t, s, len, 0);
+    if (len >= 8)
+        return ATAB__LIKELY(len <= ATAB__SHORT_KEY) ? lookup_8_16(t, s, len)
+                                                     : intern_bytes(t, s, len, 0);
+    if (len >= 4)
+        return lookup_4_7(t, s, len);
+    if (len >= 2)
+        return lookup_2_3(t, s, len);
+    return ATAB__LIKELY(len) ? lookup_1(t, s, 1) : intern_bytes(t, s, len, 0);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
@@ -375,15 +407,35 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 }
 #endif
 
-int atab_release(atab_table *t, const atab_atom *a)
+/* A release's end, after its section: the sweeps it may start (its full
+** queue, or the table's threshold). */
+static __attribute__((noinline)) int release_sweeps(atab_table *t, atab__rec *r, int rc)
+{
+    if (__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED))
+        atab__queue_due(t, r);
+    atab__maybe_sweep(t);
+    return rc;
+}
+
+#ifndef ATAB_DEBUG
+/* A release whose reference is not kept as a spare (atab__unref_slow), in
+** this thread's open section on r. Out of line, so the spare's path in
+** atab_release saves no registers. */
+static __attribute__((noinline)) int
+release_unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    int rc = atab__unref_slow(t, r, a, h);
+    atab__leave(r);
+    return release_sweeps(t, r, rc);
+}
+#endif
+
+/* A release off the spare's path: another record, readers that must
+** fence, no record, or an atom longer than a short key (its hash calls
+** XXH3). */
+static __attribute__((noinline)) int release_general(atab_table *t, const atab_atom *a)
 {
     int rc;
-    if (!t || !a) {
-        atab__set_error(ATAB_EINVAL);
-        return ATAB_EINVAL;
-    }
-    if (atab_is_static(a))
-        return ATAB_OK;
 #ifdef ATAB_DEBUG
     if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
         atab__set_error(ATAB_EINVAL);
@@ -396,13 +448,47 @@ int atab_release(atab_table *t, const atab_atom *a)
         atab__enter_rec(r);
         rc = atab__unref(t, r, a, h);
         atab__leave(r);
-        if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED)))
-            atab__queue_due(t, r);
-    } else {
-        rc = atab__unref_direct(t, a);
+        return release_sweeps(t, r, rc);
     }
+    rc = atab__unref_direct(t, a);
     atab__maybe_sweep(t);
     return rc;
+}
+
+static __attribute__((noinline)) int release_invalid(void)
+{
+    atab__set_error(ATAB_EINVAL);
+    return ATAB_EINVAL;
+}
+
+/* The spare's path inline: a short atom hashed, this thread's last record
+** (as the hit path finds it), the reference kept in the atom's entry
+** (atab__unref); every other way is a tail call. */
+int atab_release(atab_table *t, const atab_atom *a)
+{
+    if (ATAB__UNLIKELY(!t || !a))
+        return release_invalid();
+    if (atab_is_static(a))
+        return ATAB_OK;
+#ifndef ATAB_DEBUG
+    size_t len = atab_len(a);
+    if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
+                     len <= ATAB__SHORT_KEY)) {
+        uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
+        atab__rec *r = atab__tls_last.rec;
+        atab__enter_rec_nofence(r);
+        if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
+            atab__leave(r);
+            if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
+                               __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >=
+                                   t->sweep_threshold))
+                return release_sweeps(t, r, ATAB_OK);
+            return ATAB_OK;
+        }
+        return release_unref(t, r, a, h);
+    }
+#endif
+    return release_general(t, a);
 }
 
 const atab_atom *atab_ref(const atab_atom *a)

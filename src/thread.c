@@ -171,9 +171,14 @@ ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64
         if (!r->queue) {
             r->pending = a;   /* until the owner makes the queue */
             r->pending_h = h;
-        } else {
-            atab__queue_hashes(r->queue, t->queue_cap)[r->nq] = h;
-            r->queue[r->nq++] = a;
+        } else {   /* the slot before the count: a child forked in between
+                   ** (fork_child) sees the count without it, never an
+                   ** unwritten slot */
+            uint32_t n = r->nq;
+            atab__queue_hashes(r->queue, t->queue_cap)[n] = h;
+            r->queue[n] = a;
+            ATAB__PAUSE("queue:slot", a);
+            __atomic_store_n(&r->nq, n + 1, __ATOMIC_RELEASE);
         }
         if (!r->queue || r->nq == t->queue_cap)
             __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
@@ -273,9 +278,10 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     }
     if (q) {
         __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
-        if (r->pending) {
+        if (r->pending) {   /* the slot before the count, as in dropped */
             atab__queue_hashes(q, t->queue_cap)[r->nq] = r->pending_h;
-            r->queue[r->nq++] = r->pending;
+            q[r->nq] = r->pending;
+            __atomic_store_n(&r->nq, r->nq + 1, __ATOMIC_RELEASE);
         }
     } else if (r->pending) {
         unqueue(t, r, r->pending);   /* no queue to be had */
@@ -338,14 +344,16 @@ static void free_queue(atab_table *t, atab__rec *r)
 ** through this entry counted it already. */
 static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 {
-    unsigned n = atab__spares(*e);
-    if (n && !(*e & ATAB__ENT_STATIC)) {   /* a static atom has no count */
-        const atab_atom *a = atab__ent_atom(*e);
+    uint64_t x = *e;
+    unsigned n = atab__spares(x);
+    *e = 0;   /* before the count: a child forked in between leaks the
+                 spares, and never gives them back twice */
+    if (n && !(x & ATAB__ENT_STATIC)) {   /* a static atom has no count */
+        const atab_atom *a = atab__ent_atom(x);
         int what = atab__count_drop(a, n, 0, queue_room(r));
-        if (what != ATAB__DROP_UNUSED || !(*e & ATAB__ENT_ZERO))
+        if (what != ATAB__DROP_UNUSED || !(x & ATAB__ENT_ZERO))
             dropped(t, r, a, what == ATAB__DROP_QUEUE ? atab__atom_hash(t, a) : 0, what);
     }
-    *e = 0;
 }
 
 /* The entry of hash h for a, taken over from the atom that had it (whose

@@ -143,10 +143,32 @@ static inline void atab__reader_fence(void)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/* x86-64 (outside TSan, which must see every access) reads and writes a
+** few of the hit path's words in the instruction that uses them: the
+** section's seq, the flush flag, an atom's count bits. */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+#define ATAB__X86_HIT 1
+#else
+#define ATAB__X86_HIT 0
+#endif
+
+/* One step of r->seq, by its owner (its only writer): one instruction on
+** x86-64, where it is a read, an add and a store that a grace period's
+** waiter sees whole, as any aligned store (elsewhere an atomic store). No
+** fence: the callers order it. */
+static inline void atab__seq_step(atab__rec *r)
+{
+#if ATAB__X86_HIT
+    __asm__ volatile("addq $1, %0" : "+m"(r->seq));
+#else
+    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Enters a read-side section on a record. */
 static inline void atab__enter_rec(atab__rec *r)
 {
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+    atab__seq_step(r);
     atab__reader_fence();
 }
 
@@ -154,20 +176,30 @@ static inline void atab__enter_rec(atab__rec *r)
 ** makes the writers fence for it (thread.c). */
 static inline void atab__enter_rec_nofence(atab__rec *r)
 {
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
+    atab__seq_step(r);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/* Leaves the section: a release store of the seq (on x86-64 every store
+** is one; the compiler fence keeps the section's reads and writes before
+** it). */
 static inline void atab__leave(atab__rec *r)
 {
+#if ATAB__X86_HIT
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    atab__seq_step(r);
+#else
     __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
+#endif
 }
 
 /* The cache entry of a key or atom of hash h (table.h: the table's hash of
 ** its characters). */
 static inline uint64_t *atab__cache_slot(atab__rec *r, uint64_t h)
 {
-    return &r->e[h % ATAB__CACHE_SIZE];
+    /* the entry's byte offset from the hash's low bits: no scaled index */
+    size_t off = (size_t)(h << 3) & (ATAB__CACHE_SIZE - 1) << 3;
+    return (uint64_t *)(void *)((char *)r->e + off);
 }
 
 static inline const atab_atom *atab__ent_atom(uint64_t e)
@@ -188,10 +220,18 @@ static inline uint64_t *atab__cache_find(atab__rec *r, const atab_atom *a, uint6
     return atab__ent_atom(*e) == a ? e : NULL;
 }
 
-/* May the owner use its cache in this section (no flusher holds it)? */
+/* May the owner use its cache in this section (no flusher holds it)? An
+** acquire load (x86-64: the compare reads the flag, and the compiler
+** fence keeps the cache's reads after it). */
 static inline int atab__cache_ours(atab__rec *r)
 {
+#if ATAB__X86_HIT
+    int zero;
+    __asm__ volatile("cmpl $0, %1" : "=@ccz"(zero) : "m"(r->flush_req) : "memory");
+    return zero;
+#else
     return !__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE);
+#endif
 }
 
 /* Does entry value e keep its atom alive (spares, or a static atom's)? */
@@ -206,8 +246,15 @@ static inline int atab__ent_live(uint64_t e)
 ** too, is told apart there). */
 static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
 {
-    return ((__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) |
-            (e & ATAB__ENT_STATIC)) != 0;
+    int counted;   /* the count bits not 0: a relaxed load and a test */
+#if ATAB__X86_HIT
+    __asm__("testl %2, %1" : "=@ccnz"(counted) : "m"(*atab__count_word(a)), "i"(ATAB__REF_COUNT));
+#else
+    counted = (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) != 0;
+#endif
+    if (ATAB__LIKELY(counted))
+        return 1;   /* the dynamic atom's test: one instruction and a branch */
+    return (e & ATAB__ENT_STATIC) != 0;
 }
 
 /* For a live entry *e whose atom's count bits are 0: 0 when the count is
@@ -248,7 +295,9 @@ static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uin
 ** holds (nothing changes). */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
 
-static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+/* atab__unref's common case: keeps the reference on dynamic atom a of hash
+** h as a spare in its entry, inside a section. Non-zero when it did. */
+static inline int atab__spare_keep(atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h), x;
     /* a spare only while the count holds more than this thread's spares
@@ -258,8 +307,15 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
                      atab__spares(x) < ATAB__SPARE_MAX &&
                      atab__count(a) > atab__spares(x) + 1)) {
         *e = x + ATAB__ENT_ONE;
-        return ATAB_OK;
+        return 1;
     }
+    return 0;
+}
+
+static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    if (ATAB__LIKELY(atab__spare_keep(r, a, h)))
+        return ATAB_OK;
     return atab__unref_slow(t, r, a, h);
 }
 
