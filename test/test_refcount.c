@@ -53,6 +53,20 @@ static void an_unused_atom_interned_again_is_revived_not_reallocated(void **stat
     assert_int_equal(c.live, 0);
 }
 
+/* Interns "PREFIX0" to "PREFIX<n-1>" into atoms[]; with `alone`, checks
+** after each that no replaced array waits (the thread is alone). */
+static void intern_numbered(atab_table *t, const char *prefix, const atab_atom **atoms,
+                            int n, int alone)
+{
+    char buf[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "%s%d", prefix, i);
+        atoms[i] = atab_intern_cstr(t, buf);
+        if (alone)
+            assert_int_equal(t->n_retired, 0);
+    }
+}
+
 static void sweep_frees_exactly_the_unused(void **state)
 {
     (void)state;
@@ -64,10 +78,7 @@ static void sweep_frees_exactly_the_unused(void **state)
     char buf[32];
     parked other;
     park(&other, t);   /* a reader besides this thread */
-    for (int i = 0; i < N; i++) {
-        snprintf(buf, sizeof buf, "atom%d", i);
-        atoms[i] = atab_intern_cstr(t, buf);
-    }
+    intern_numbered(t, "atom", atoms, N, 0);
     long before = c.live;
     uint32_t retired = t->n_retired;
     if (t->recs)   /* arrays the inserts replaced wait for a grace period */
@@ -117,12 +128,7 @@ static void a_thread_alone_frees_replaced_arrays_at_once(void **state)
     atab_allocator al = ca_allocator(&c);
     atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
     const atab_atom *atoms[N];
-    char buf[32];
-    for (int i = 0; i < N; i++) {
-        snprintf(buf, sizeof buf, "atom%d", i);
-        atoms[i] = atab_intern_cstr(t, buf);
-        assert_int_equal(t->n_retired, 0);
-    }
+    intern_numbered(t, "atom", atoms, N, 1);
     long before = c.live;
     assert_int_equal(atab_gc(t), 0);
     assert_int_equal(c.live, before);   /* nothing was waiting */
@@ -132,10 +138,7 @@ static void a_thread_alone_frees_replaced_arrays_at_once(void **state)
     assert_int_equal(atab_count(t), 0);
     parked other;
     park(&other, t);   /* now another thread has a record: growth retires again */
-    for (int i = 0; i < N; i++) {
-        snprintf(buf, sizeof buf, "again%d", i);
-        atoms[i] = atab_intern_cstr(t, buf);
-    }
+    intern_numbered(t, "again", atoms, N, 0);
     if (t->recs)
         assert_true(t->n_retired > 0);
     else   /* ATAB_DEBUG keeps no records: every reader locks, nothing waits */
