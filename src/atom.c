@@ -132,31 +132,6 @@ static int all_ascii(const char *s, size_t len)
     return !(acc & UINT64_C(0x8080808080808080));
 }
 
-/* Copies len <= 16 bytes from s to dst, a word (or half a word) from each
-** end, overlapping in the middle; returns the OR of what it copied (bit 7
-** of a byte set: not ASCII). */
-static uint64_t copy_short(char *dst, const char *s, size_t len)
-{
-    uint64_t x = 0, y = 0;
-    if (len >= 8) {
-        memcpy(&x, s, 8);
-        memcpy(&y, s + len - 8, 8);
-        memcpy(dst, &x, 8);
-        memcpy(dst + len - 8, &y, 8);
-    } else if (len >= 4) {
-        uint32_t x4, y4;
-        memcpy(&x4, s, 4);
-        memcpy(&y4, s + len - 4, 4);
-        memcpy(dst, &x4, 4);
-        memcpy(dst + len - 4, &y4, 4);
-        x = x4, y = y4;
-    } else {
-        for (size_t i = 0; i < len; i++)
-            x |= (unsigned char)(dst[i] = s[i]);
-    }
-    return x | y;
-}
-
 atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_atom *block)
 {
     atab_atom *a = block ? block : atab__alloc_in(t, acct, atab__atom_bytes(k->len));
@@ -168,17 +143,14 @@ atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_
         atab__free_in(t, acct, a, atab__atom_bytes(k->len));
         return atab__fail(ATAB_ENOMEM);
     }
+    if (k->s && k->len <= 16)
+        return atab__atom_init_short(a, k->s, k->len);
     char *c = (char *)(a + 1);
-    int ascii;
-    if (k->s && k->len <= 16) {
-        ascii = !(copy_short(c, k->s, k->len) & UINT64_C(0x8080808080808080));
-    } else {
-        if (k->s)
-            memcpy(c, k->s, k->len);
-        else
-            atab__utf16_encode(c, k->u16, k->n16);
-        ascii = all_ascii(c, k->len);
-    }
+    if (k->s)
+        memcpy(c, k->s, k->len);
+    else
+        atab__utf16_encode(c, k->u16, k->n16);
+    int ascii = all_ascii(c, k->len);
     c[k->len] = '\0';
     uint32_t flags = ascii ? ATAB__ASCII : 0;
     a->atab__len_flags = (uint32_t)(k->len << ATAB__LEN_SHIFT) | flags;

@@ -97,6 +97,37 @@ static inline int atab__count_take(const atab_atom *a, uint32_t n)
     return 0;
 }
 
+/* Writes the atom of the len <= 16 UTF-8 bytes at s into block a, with
+** count 1, and returns it. The bytes are copied a word (or half a word)
+** from each end, overlapping in the middle, and tested for ASCII as
+** they go. */
+static inline atab_atom *atab__atom_init_short(atab_atom *a, const char *s, size_t len)
+{
+    char *c = (char *)(a + 1);
+    uint64_t x = 0, y = 0;
+    if (len >= 8) {
+        memcpy(&x, s, 8);
+        memcpy(&y, s + len - 8, 8);
+        memcpy(c, &x, 8);
+        memcpy(c + len - 8, &y, 8);
+    } else if (len >= 4) {
+        uint32_t x4, y4;
+        memcpy(&x4, s, 4);
+        memcpy(&y4, s + len - 4, 4);
+        memcpy(c, &x4, 4);
+        memcpy(c + len - 4, &y4, 4);
+        x = x4, y = y4;
+    } else {
+        for (size_t i = 0; i < len; i++)
+            x |= (unsigned char)(c[i] = s[i]);
+    }
+    c[len] = '\0';
+    uint32_t ascii = (x | y) & UINT64_C(0x8080808080808080) ? 0 : ATAB__ASCII;
+    a->atab__len_flags = (uint32_t)(len << ATAB__LEN_SHIFT) | ascii;
+    a->atab__refcnt = 1;
+    return a;
+}
+
 /* What atab__count_drop did. */
 enum { ATAB__DROP_LIVE, ATAB__DROP_UNUSED, ATAB__DROP_QUEUE, ATAB__DROP_MISUSE };
 

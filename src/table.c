@@ -111,7 +111,7 @@ static size_t find_free(atab__arr v, uint64_t h, int *overflow)
 
 /* Stores slot s for hash h: the slot first, then its control byte, so a
 ** reader that sees the byte sees the slot. */
-static void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
+ATAB__INLINE void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 {
     __atomic_store_n(atab__slot_ptr(v, i), s, __ATOMIC_RELEASE);
     atab__set_ctrl(v, i, atab__h_ctrl(h));
@@ -334,7 +334,10 @@ ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
                      (full + 1) * LOAD_DEN <= atab__shard_cap(sh) * LOAD_NUM)) {
         atab__arr v = atab__arr_of(ab->arr);
         int overflow = 0;
-        put(v, pick_free(v, h, ab->a.free, ab->b.free, &overflow), s, h);
+        size_t i = ab->a.free ? atab__h_group(h, v.ngroups) * ATAB__GROUP +
+                                    (unsigned)__builtin_ctz(ab->a.free)
+                              : pick_free(v, h, 0, ab->b.free, &overflow);
+        put(v, i, s, h);
         sh->used++;
         return 0;
     }
@@ -369,6 +372,8 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     atab__rec *r = acct ? atab__tls_last.rec : NULL;
     if (atab__carved(k->len)) {
         atab_atom *b = carve_block(t, r, k->len);
+        if (b && k->s && k->len <= 16)
+            return atab__atom_init_short(b, k->s, k->len);
         return b ? atab__atom_new(t, acct, k, b) : NULL;
     }
     atab_atom *a = atab__atom_new(t, acct, k, NULL);
@@ -408,7 +413,6 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
 {
     atab__shard *sh = atab__shard_of(t, k->hash);
     uint64_t retired = 0;
-    atab_status saved = atab_last_error();
     const atab_atom *a = NULL;
     ab_groups ab;
 
@@ -417,6 +421,7 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
     } else if ((a = atab__static_lookup(t, u8, k->len)) != NULL) {
+        atab_status saved = atab_last_error();
         if (insert(t, sh, atab__slot_make(a, k->hash), k->hash, &retired, &ab) == 0)
             sh->statics++;
         atab__set_error(saved);   /* failing to cache it is benign */
