@@ -32,10 +32,23 @@ static inline uint64_t atab__sh_mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* Up to 8 bytes as a little-endian word. */
+/* Up to 8 bytes as a little-endian word: on a little-endian host by one
+** load, or two overlapping ones (the bytes they share are the same). */
 static inline uint64_t atab__sh_word(const unsigned char *p, size_t n)
 {
     uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) {
+        __builtin_memcpy(&w, p, 8);
+        return w;
+    }
+    if (n >= 4) {
+        uint32_t lo, hi;
+        __builtin_memcpy(&lo, p, 4);
+        __builtin_memcpy(&hi, p + n - 4, 4);
+        return (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+    }
+#endif
     for (size_t i = 0; i < n; i++)
         w |= (uint64_t)p[i] << (8 * i);
     return w;
