@@ -12,7 +12,9 @@
 ** 8 x mix - 7 x hit - fmt per 8 ops: in ns (the best of --reps runs), and
 ** in instructions under callgrind (tools/transient-callgrind.sh collects
 ** the three functions, after a warm-up that reaches the steady state of
-** sweeps).
+** sweeps). A fourth, run_alone, interns and releases ops / 8 new strings
+** in a row ("new-R-N", made before the clock starts): a transient atom
+** with no hits between.
 **
 ** usage: atomtransient [--ops 2000000] [--reps 7] [--warm 400000] FILE
 */
@@ -29,6 +31,8 @@ static atab_table *g_t;
 static tokens g_k;
 static size_t g_i, g_fresh;
 static char g_buf[64];
+static char (*g_new)[24];   /* run_alone's strings */
+static size_t *g_new_len;
 
 static inline void op(int fresh)
 {
@@ -51,6 +55,7 @@ static inline void op(int fresh)
 void run_hit(long n);
 void run_mix(long n);
 void run_fmt(long n);
+void run_alone(long n);
 
 __attribute__((noinline)) void run_hit(long n)
 {
@@ -71,6 +76,17 @@ __attribute__((noinline)) void run_fmt(long n)
             snprintf(g_buf, sizeof g_buf, "mix-%d-%zu", 0, g_fresh++);
             __asm__ volatile("" ::: "memory");
         }
+}
+
+__attribute__((noinline)) void run_alone(long n)
+{
+    for (long i = 0; i < n; i++) {
+        const atab_atom *a = atab_intern(g_t, g_new[i], g_new_len[i]);
+        if (!a || atab_release(g_t, a) != ATAB_OK) {
+            fprintf(stderr, "atomtransient: %s\n", atab_strerror(atab_last_error()));
+            exit(1);
+        }
+    }
 }
 
 static double now_s(void)
@@ -104,8 +120,15 @@ int main(int argc, char **argv)
     tokens_warm(g_t, &g_k, "atomtransient");   /* every distinct token held once */
     for (long w = 0; w < warm; w++)   /* sweeps in their steady state */
         op((w & 7) == 7);
-    double best[3] = {1e30, 1e30, 1e30};
+    long n_new = ops / 8;
+    g_new = malloc((size_t)n_new * sizeof *g_new);
+    g_new_len = malloc((size_t)n_new * sizeof *g_new_len);
+    if (!g_new || !g_new_len)
+        return fprintf(stderr, "atomtransient: out of memory\n"), 1;
+    double best[4] = {1e30, 1e30, 1e30, 1e30};
     for (int r = 0; r < reps; r++) {
+        for (long k = 0; k < n_new; k++)
+            g_new_len[k] = (size_t)snprintf(g_new[k], sizeof g_new[k], "new-%d-%ld", r, k);
         double t0 = now_s();
         run_hit(ops);
         double t1 = now_s();
@@ -113,15 +136,20 @@ int main(int argc, char **argv)
         double t2 = now_s();
         run_fmt(ops);
         double t3 = now_s();
-        double v[3] = {t1 - t0, t2 - t1, t3 - t2};
-        for (int k = 0; k < 3; k++)
+        run_alone(n_new);
+        double t4 = now_s();
+        double v[4] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3};
+        for (int k = 0; k < 4; k++)
             if (v[k] < best[k])
                 best[k] = v[k];
     }
     double hit = best[0] * 1e9 / (double)ops, mix = best[1] * 1e9 / (double)ops;
     double fmt = best[2] * 1e9 / (double)(ops / 8);
-    printf("ops=%ld hit %.2f ns/op, mix %.2f ns/op, snprintf %.2f ns; transient atom %.1f ns "
-           "(best of %d)\n", ops, hit, mix, fmt, 8 * mix - 7 * hit - fmt, reps);
+    printf("ops=%ld hit %.2f ns/op, mix %.2f ns/op, snprintf %.2f ns; transient atom %.1f ns, "
+           "alone %.1f ns (best of %d)\n", ops, hit, mix, fmt, 8 * mix - 7 * hit - fmt,
+           best[3] * 1e9 / (double)n_new, reps);
     atab_table_free(g_t);
+    free(g_new);
+    free(g_new_len);
     return 0;
 }
