@@ -87,7 +87,7 @@ static inline uint32_t atab_hash(const atab_atom *a)
  * A 64-bit hash of the atom's bytes under `seed`, for hosts whose maps must
  * iterate in the same order from run to run (atab_hash does not: it mixes
  * the address). Nothing is stored in the atom: the bytes are hashed on each
- * call (inline-fast up to 16 bytes, XXH3 beyond). Equal bytes give equal
+ * call (inline-fast up to 32 bytes, XXH3 beyond). Equal bytes give equal
  * hashes on every table, static or dynamic atom alike, in every run and
  * process of this library version on machines of the same byte order; it
  * may change between library versions. Not a cryptographic hash. 0 for

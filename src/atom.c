@@ -143,7 +143,7 @@ atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k, atab_
         atab__free_in(t, acct, a, atab__atom_bytes(k->len));
         return atab__fail(ATAB_ENOMEM);
     }
-    if (k->s && k->len <= 16)
+    if (k->s && k->len <= ATAB__SHORT_KEY)
         return atab__atom_init_short(a, k->s, k->len);
     char *c = (char *)(a + 1);
     if (k->s)

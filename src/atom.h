@@ -97,15 +97,22 @@ static inline int atab__count_take(const atab_atom *a, uint32_t n)
     return 0;
 }
 
-/* Writes the atom of the len <= 16 UTF-8 bytes at s into block a, with
-** count 1, and returns it. The bytes are copied a word (or half a word)
-** from each end, overlapping in the middle, and tested for ASCII as
-** they go. */
+/* Writes the atom of the len <= ATAB__SHORT_KEY UTF-8 bytes at s into
+** block a, with count 1, and returns it. The bytes are copied a word (or
+** half a word, or two words) from each end, overlapping in the middle, and
+** tested for ASCII as they go. */
 static inline atab_atom *atab__atom_init_short(atab_atom *a, const char *s, size_t len)
 {
     char *c = (char *)(a + 1);
     uint64_t x = 0, y = 0;
-    if (len >= 8) {
+    if (len > 16) {
+        uint64_t x2, y2;
+        memcpy(&x, s, 8), memcpy(&x2, s + 8, 8);
+        memcpy(&y, s + len - 16, 8), memcpy(&y2, s + len - 8, 8);
+        memcpy(c, &x, 8), memcpy(c + 8, &x2, 8);
+        memcpy(c + len - 16, &y, 8), memcpy(c + len - 8, &y2, 8);
+        x |= x2, y |= y2;
+    } else if (len >= 8) {
         memcpy(&x, s, 8);
         memcpy(&y, s + len - 8, 8);
         memcpy(c, &x, 8);

@@ -24,12 +24,14 @@ typedef struct atab__key {
 ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len);
 
 /* Keys of at most ATAB__SHORT_KEY bytes (most atoms) hash inline on the
-** hit path: the key's first and last words (overlapping; every byte is in
-** one of them), each keyed, multiplied as 128 bits and the halves folded,
-** twice (the multiply-fold mix of wyhash and rapidhash). atab__hash_bytes
-** gives the same value: it calls this for short keys, XXH3 for longer
-** ones. Long UTF-16 keys (atab__hash_key_u16) are always longer. */
-#define ATAB__SHORT_KEY 16
+** hit path: up to 16 bytes, the key's first and last words (overlapping;
+** every byte is in one of them), each keyed, multiplied as 128 bits and
+** the halves folded; 17 to 32 bytes, its first and last 16 bytes so, two
+** products folded into one; then the length, folded once more (the
+** multiply-fold mix of wyhash and rapidhash). atab__hash_bytes gives the
+** same value: it calls this for short keys, XXH3 for longer ones. Long
+** UTF-16 keys (atab__hash_key_u16) are always longer. */
+#define ATAB__SHORT_KEY 32
 #if defined(__SIZEOF_INT128__)
 static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
 {
@@ -49,11 +51,13 @@ static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
 }
 #endif
 
-/* The seed's three keys, made once per table (atab__hash_keys). */
+/* The seed's keys, made once per table (atab__hash_keys). */
 typedef struct atab__hkeys {
     uint64_t a;   /* keys the first word */
-    uint64_t b;   /* keys the last word */
+    uint64_t b;   /* keys the last word (the second, past 16 bytes) */
     uint64_t m;   /* the final multiplier (odd) */
+    uint64_t c;   /* past 16 bytes: keys the last 16 bytes' first word */
+    uint64_t d;   /* and their last */
 } atab__hkeys;
 
 static inline atab__hkeys atab__hash_keys(uint64_t seed)
@@ -64,26 +68,35 @@ static inline atab__hkeys atab__hash_keys(uint64_t seed)
     k.a = seed ^ UINT64_C(0x2d358dccaa6c78a5);
     k.b = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
     k.m = (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1;
+    k.c = (seed << 16 | seed >> 48) ^ UINT64_C(0x5851f42d4c957f2d);
+    k.d = (seed << 48 | seed >> 16) ^ UINT64_C(0x14057b7ef767814f);
     return k;
 }
 
 static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
-    uint64_t a = 0, b = 0;
-    if (len >= 8) {
-        memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
-    } else if (len >= 4) {
-        uint32_t x, y;
-        memcpy(&x, p, 4), memcpy(&y, p + len - 4, 4);
-        a = x, b = y;
-    } else if (len > 0) {
-        a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
+    uint64_t a = 0, b = 0, h;
+    if (len > 16) {
+        uint64_t c, d;
+        memcpy(&a, p, 8), memcpy(&b, p + 8, 8);
+        memcpy(&c, p + len - 16, 8), memcpy(&d, p + len - 8, 8);
+        h = atab__fold_mul(a ^ k->a, b ^ k->b) ^ atab__fold_mul(c ^ k->c, d ^ k->d);
+    } else {
+        if (len >= 8) {
+            memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
+        } else if (len >= 4) {
+            uint32_t x, y;
+            memcpy(&x, p, 4), memcpy(&y, p + len - 4, 4);
+            a = x, b = y;
+        } else if (len > 0) {
+            a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
+        }
+        h = atab__fold_mul(a ^ k->a, b ^ k->b);
     }
     uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
     __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
                                  reorder the xors and move the product twice */
-    uint64_t h = atab__fold_mul(a ^ k->a, b ^ k->b);
     return atab__fold_mul(lc ^ h, k->m);
 }
 
@@ -112,9 +125,18 @@ static inline int atab__eq_bytes(const char *x, const char *y, size_t n)
 {
     uint64_t a, b;
     uint32_t c, d;
-    if (n >= 8) {
-        if (n > 16)
+    if (n > 16) {
+        if (n > 32)
             return memcmp(x, y, n) == 0;
+        uint64_t e, f;
+        memcpy(&a, x, 8), memcpy(&b, y, 8), memcpy(&e, x + 8, 8), memcpy(&f, y + 8, 8);
+        if ((a ^ b) | (e ^ f))
+            return 0;
+        memcpy(&a, x + n - 16, 8), memcpy(&b, y + n - 16, 8);
+        memcpy(&e, x + n - 8, 8), memcpy(&f, y + n - 8, 8);
+        return ((a ^ b) | (e ^ f)) == 0;
+    }
+    if (n >= 8) {
         memcpy(&a, x, 8), memcpy(&b, y, 8);
         if (a != b)
             return 0;

@@ -9,7 +9,7 @@
 **     atom alive; else it probes the key's two groups (probe.h) and takes a
 **     reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
-**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16) so
+**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16, 17-32) so
 **     that neither its hash nor its compare branches on the length, whose
 **     ways out are all tail calls, so the hit saves no registers;
 **   - a miss leaves the section and finishes under the shard's lock
@@ -199,7 +199,7 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
 }
 
 /* The short-key path, one copy for each class of lengths whose hash and
-** compare read the key alike (1, 2-3, 4-7 and 8-16 bytes) and each of
+** compare read the key alike (1, 2-3, 4-7, 8-16 and 17-32 bytes) and each of
 ** intern and lookup, each out of line (inline, GCC would hoist their
 ** common loads and save registers for them). */
 #define SHORT_CLASS(name, lo, hi, insert_new)                                              \
@@ -211,11 +211,13 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
 SHORT_CLASS(intern_1, 1, 1, 1)
 SHORT_CLASS(intern_2_3, 2, 3, 1)
 SHORT_CLASS(intern_4_7, 4, 7, 1)
-SHORT_CLASS(intern_8_16, 8, ATAB__SHORT_KEY, 1)
+SHORT_CLASS(intern_8_16, 8, 16, 1)
+SHORT_CLASS(intern_17_32, 17, ATAB__SHORT_KEY, 1)
 SHORT_CLASS(lookup_1, 1, 1, 0)
 SHORT_CLASS(lookup_2_3, 2, 3, 0)
 SHORT_CLASS(lookup_4_7, 4, 7, 0)
-SHORT_CLASS(lookup_8_16, 8, ATAB__SHORT_KEY, 0)
+SHORT_CLASS(lookup_8_16, 8, 16, 0)
+SHORT_CLASS(lookup_17_32, 17, ATAB__SHORT_KEY, 0)
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
 {
@@ -247,9 +249,11 @@ const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 1);
-    if (len >= 8)
-        return ATAB__LIKELY(len <= ATAB__SHORT_KEY) ? intern_8_16(t, s, len)
-                                                     : intern_bytes(t, s, len, 1);
+    if (len >= 8) {
+        if (ATAB__LIKELY(len <= 16))
+            return intern_8_16(t, s, len);
+        return len <= ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
+    }
     if (len >= 4)
         return intern_4_7(t, s, len);
     if (len >= 2)
@@ -261,9 +265,11 @@ const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 0);
-    if (len >= 8)
-        return ATAB__LIKELY(len <= ATAB__SHORT_KEY) ? lookup_8_16(t, s, len)
-                                                     : intern_bytes(t, s, len, 0);
+    if (len >= 8) {
+        if (ATAB__LIKELY(len <= 16))
+            return lookup_8_16(t, s, len);
+        return len <= ATAB__SHORT_KEY ? lookup_17_32(t, s, len) : intern_bytes(t, s, len, 0);
+    }
     if (len >= 4)
         return lookup_4_7(t, s, len);
     if (len >= 2)

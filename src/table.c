@@ -372,7 +372,7 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     atab__rec *r = acct ? atab__tls_last.rec : NULL;
     if (atab__carved(k->len)) {
         atab_atom *b = carve_block(t, r, k->len);
-        if (b && k->s && k->len <= 16)
+        if (b && k->s && k->len <= ATAB__SHORT_KEY)
             return atab__atom_init_short(b, k->s, k->len);
         return b ? atab__atom_new(t, acct, k, b) : NULL;
     }

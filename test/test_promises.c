@@ -251,7 +251,7 @@ static void limit_steps(void *ctx, int step)
 
 static unsigned shard_of_bytes(atab_table *t, const char *s, size_t len)
 {
-    return atab__h_shard(atab__hash_bytes(t->seed, s, len));   /* keys past 16 bytes */
+    return atab__h_shard(atab__hash_bytes(t->seed, s, len));   /* any length */
 }
 
 /* A table 4 KB under its limit. Thread A interns a key that passes the

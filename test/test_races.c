@@ -278,8 +278,9 @@ static void sweep_at_free_while_the_string_is_interned(const char *key)
     revive_check(&e, NULL);
 }
 
-/* The short-key path (inline probe) and the general one (> 16 bytes). */
-static const char *const revive_keys[] = {"rv-short", "revive-a-rather-longer-key-0123"};
+/* The short-key path (inline probe) and the general one (past
+** ATAB__SHORT_KEY bytes). */
+static const char *const revive_keys[] = {"rv-short", "revive-a-rather-longer-key-0123456789"};
 
 static void revive_paused_before_cas_holds_a_sweep_at_its_flush(void **state)
 {
