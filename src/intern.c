@@ -37,7 +37,17 @@ ATAB__INLINE int match_short(const void *key, const atab_atom *a)
 {
     const short_key *k = key;
     if (k->len - 1 >= ATAB__SHORT_KEY)
-        __builtin_unreachable();   /* 1..16: the compiler drops eq_bytes' memcmp */
+        __builtin_unreachable();   /* 1..32: the compiler drops eq_bytes' memcmp */
+    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
+}
+
+/* match_short for keys of 1 to 16 bytes, which a word from each end
+** compares (most atoms: their probe is a copy of its own). */
+ATAB__INLINE int match_short16(const void *key, const atab_atom *a)
+{
+    const short_key *k = key;
+    if (k->len - 1 >= 16)
+        __builtin_unreachable();
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
 }
 
@@ -136,14 +146,15 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
 /* The probe of the short-key path, in this thread's open section on its
 ** last record r, after its cache missed. The table is r's (the hit path
 ** saw their ids match), so the hit path need not keep t for this call
-** and its compare runs in the caller-saved registers. */
-static __attribute__((noinline)) const atab_atom *
-short_probe(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+** and its compare runs in the caller-saved registers. One copy for keys
+** of up to 16 bytes, one for longer (`wide`). */
+ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t len,
+                                             uint64_t h, int insert_new, int wide)
 {
     atab_table *t = r->t;
     short_key k = {s, len};
     atab__arr v = shard_arr(t, h);
-    const atab_atom *a = atab__probe_ab(v, h, match_short, &k, NULL);
+    const atab_atom *a = atab__probe_ab(v, h, wide ? match_short : match_short16, &k, NULL);
     if (!a) {
         if (ATAB__UNLIKELY(v.overflow))
             return short_past_b(t, s, len, h, insert_new);
@@ -151,6 +162,25 @@ short_probe(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
         return short_missed(t, s, len, h, insert_new);
     }
     return short_found(t, r, a, s, len, h, insert_new);
+}
+
+static __attribute__((noinline)) const atab_atom *
+short_probe16(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    return short_probe_in(r, s, len, h, insert_new, 0);
+}
+
+static __attribute__((noinline)) const atab_atom *
+short_probe32(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    return short_probe_in(r, s, len, h, insert_new, 1);
+}
+
+static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t len,
+                                           uint64_t h, int insert_new)
+{
+    return len > 16 ? short_probe32(r, s, len, h, insert_new)
+                    : short_probe16(r, s, len, h, insert_new);
 }
 
 /* The short-key path's cache hit whose atom's count bits are 0 (thread.h:
@@ -437,8 +467,7 @@ release_unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 #endif
 
 /* A release off the spare's path: another record, readers that must
-** fence, no record, or an atom longer than a short key (its hash calls
-** XXH3). */
+** fence, no record, or an atom longer than 16 bytes. */
 static __attribute__((noinline)) int release_general(atab_table *t, const atab_atom *a)
 {
     int rc;
@@ -467,7 +496,7 @@ static __attribute__((noinline)) int release_invalid(void)
     return ATAB_EINVAL;
 }
 
-/* The spare's path inline: a short atom hashed, this thread's last record
+/* The spare's path inline: an atom of up to 16 bytes hashed, this thread's last record
 ** (as the hit path finds it), the reference kept in the atom's entry
 ** (atab__unref); every other way is a tail call. */
 int atab_release(atab_table *t, const atab_atom *a)
@@ -479,7 +508,7 @@ int atab_release(atab_table *t, const atab_atom *a)
 #ifndef ATAB_DEBUG
     size_t len = atab_len(a);
     if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
-                     len <= ATAB__SHORT_KEY)) {
+                     len <= 16)) {
         uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
