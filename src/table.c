@@ -154,17 +154,10 @@ unsigned atab__code_for(size_t n)
     return code;
 }
 
-/* find_free in an array that fill() is writing, reading B only when A is
-** full. */
-static size_t fill_free(atab__arr v, uint64_t h, int *overflow)
-{
-    size_t a = atab__h_group(h, v.ngroups);
-    uint32_t fa = atab__group_read(v, a, 0).free;
-    return fa ? a * ATAB__GROUP + (unsigned)__builtin_ctz(fa) : find_free(v, h, overflow);
-}
-
 /* Copies the full slots of array word `from` into the empty array of word
-** `to`; returns `to`, flagged if a key had to go past its two groups. */
+** `to`; returns `to`, flagged if a key had to go past its two groups. A
+** key goes to its group A's first free slot, else as find_free places it;
+** its groups come from the bits its slot and control byte keep. */
 static uint64_t fill(unsigned shard, uint64_t to, uint64_t from)
 {
     atab__arr nv = atab__arr_of(to), ov = atab__arr_of(from);
@@ -177,7 +170,16 @@ static uint64_t fill(unsigned shard, uint64_t to, uint64_t from)
         for (uint32_t full = ~atab__group_read(ov, g, 0).free & 0xffff; full; full &= full - 1) {
             unsigned j = (unsigned)__builtin_ctz(full);
             uint64_t h = atab__slot_hash(shard, ctrl[j], slots[j]);   /* all that places it */
-            size_t i = fill_free(nv, h, &overflow);
+            size_t ga = atab__h_group(h, nv.ngroups);
+            uint32_t fa = atab__group_read(nv, ga, 0).free;
+            uint8_t *na = atab__group_ctrl(nv, ga);
+            if (ATAB__LIKELY(fa)) {
+                unsigned k = (unsigned)__builtin_ctz(fa);
+                ((uint64_t *)(void *)(na + ATAB__GROUP))[k] = slots[j];
+                na[k] = ctrl[j];
+                continue;
+            }
+            size_t i = find_free(nv, h, &overflow);
             *atab__slot_ptr(nv, i) = slots[j];
             atab__group_ctrl(nv, i / ATAB__GROUP)[i % ATAB__GROUP] = ctrl[j];
         }
