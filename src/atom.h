@@ -123,6 +123,18 @@ static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floo
                                                             : ATAB__DROP_UNUSED;
 }
 
+/* atab__count_drop(a, 1, 0, 1)'s most common case, a transient atom's
+** release: a count of exactly 1 (the caller's reference, SPARED or not,
+** on no queue) goes to 0 and QUEUED in one CAS. Non-zero when it did (the
+** caller queues a); 0, nothing changed, for any other count. */
+static inline int atab__count_drop_sole(const atab_atom *a)
+{
+    uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
+    return (c & ~ATAB__REF_SPARED) == 1 &&
+           __atomic_compare_exchange_n(w, &c, (c - 1) | ATAB__REF_QUEUED, 0, __ATOMIC_RELEASE,
+                                       __ATOMIC_RELAXED);
+}
+
 /* Marks a: a cache keeps spares of it (the caller holds a reference). A
 ** saturated count is left as it is (it never changes again, and such an
 ** atom is never freed). */

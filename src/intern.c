@@ -461,9 +461,10 @@ static __attribute__((noinline)) int release_invalid(void)
     return ATAB_EINVAL;
 }
 
-/* The spare's path inline: a short atom hashed, this thread's last record
-** (as the hit path finds it), the reference kept in the atom's entry
-** (atab__unref); every other way is a tail call. */
+/* The common releases inline: a short atom hashed, this thread's last
+** record (as the hit path finds it), then the reference kept in the atom's
+** entry, or a transient atom queued (atab__unref_fast); every other way is
+** a tail call. */
 int atab_release(atab_table *t, const atab_atom *a)
 {
     if (ATAB__UNLIKELY(!t || !a))
@@ -477,7 +478,7 @@ int atab_release(atab_table *t, const atab_atom *a)
         uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
-        if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
+        if (ATAB__LIKELY(atab__unref_fast(r, t->queue_cap, a, h))) {
             atab__leave(r);
             if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
                                __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >=

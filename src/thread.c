@@ -168,20 +168,13 @@ static void misuse_found(atab_table *t)
 ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h, int what)
 {
     if (what == ATAB__DROP_QUEUE) {
-        if (!r->queue) {
+        if (r->queue) {
+            atab__queue_push(r, t->queue_cap, a, h);
+        } else {
             r->pending = a;   /* until the owner makes the queue */
             r->pending_h = h;
-        } else {   /* the slot before the count: a child forked in between
-                   ** (fork_child) sees the count without it, never an
-                   ** unwritten slot */
-            uint32_t n = r->nq;
-            atab__queue_hashes(r->queue, t->queue_cap)[n] = h;
-            r->queue[n] = a;
-            ATAB__PAUSE("queue:slot", a);
-            __atomic_store_n(&r->nq, n + 1, __ATOMIC_RELEASE);
-        }
-        if (!r->queue || r->nq == t->queue_cap)
             __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+        }
     } else if (what == ATAB__DROP_UNUSED) {
         count_zero(t, r);
     } else if (what == ATAB__DROP_MISUSE) {
@@ -278,7 +271,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     }
     if (q) {
         __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
-        if (r->pending) {   /* the slot before the count, as in dropped */
+        if (r->pending) {   /* the slot before the count, as in atab__queue_push */
             atab__queue_hashes(q, t->queue_cap)[r->nq] = r->pending_h;
             q[r->nq] = r->pending;
             __atomic_store_n(&r->nq, r->nq + 1, __ATOMIC_RELEASE);

@@ -295,17 +295,22 @@ static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uin
 ** holds (nothing changes). */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
 
+/* May a release keep its reference on a as a spare in a's entry, value x?
+** Only while the count holds more than this thread's spares and the
+** caller's reference: a cache never keeps an atom alive that nobody holds
+** (atab__unref_slow drops the last reference instead). */
+static inline int atab__spare_fits(const atab_atom *a, uint64_t x)
+{
+    return atab__spares(x) < ATAB__SPARE_MAX && atab__count(a) > atab__spares(x) + 1;
+}
+
 /* atab__unref's common case: keeps the reference on dynamic atom a of hash
 ** h as a spare in its entry, inside a section. Non-zero when it did. */
 static inline int atab__spare_keep(atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h), x;
-    /* a spare only while the count holds more than this thread's spares
-    ** and the caller's reference: a cache never keeps an atom alive that
-    ** nobody holds (the slow path drops the last reference instead) */
     if (ATAB__LIKELY(atab__cache_ours(r) && atab__ent_atom(x = *e) == a &&
-                     atab__spares(x) < ATAB__SPARE_MAX &&
-                     atab__count(a) > atab__spares(x) + 1)) {
+                     atab__spare_fits(a, x))) {
         *e = x + ATAB__ENT_ONE;
         return 1;
     }
@@ -335,6 +340,45 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
 {
     return (uint64_t *)(void *)(q + cap);
+}
+
+/* Puts atom a of hash h, brought to 0 and marked QUEUED by this thread, on
+** r's queue (there, with room: fewer than cap atoms on it); a full queue
+** asks for its sweep (sweep_due). The slot before the count: a child
+** forked in between (thread.c: fork_child) sees the count without it,
+** never an unwritten slot. Its owner's, in a section, or a flusher's. */
+static inline void atab__queue_push(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
+{
+    uint32_t n = r->nq;
+    atab__queue_hashes(r->queue, cap)[n] = h;
+    r->queue[n] = a;
+    ATAB__PAUSE("queue:slot", a);
+    __atomic_store_n(&r->nq, n + 1, __ATOMIC_RELEASE);
+    if (n + 1 == cap)
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+}
+
+/* The release's two common cases, inside a section on r (its queue has
+** room for cap atoms): the reference kept as a spare in a's entry
+** (atab__spare_keep); or a transient atom's, one that has no entry here
+** and whose count is the caller's reference alone, dropped to 0 and the
+** atom queued, where the queue has room. Non-zero when it did either;
+** else nothing changed, and atab__unref_slow decides. */
+static inline int atab__unref_fast(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
+{
+    uint64_t *e = atab__cache_slot(r, h), x;
+    if (ATAB__UNLIKELY(!atab__cache_ours(r)))
+        return 0;
+    if (ATAB__LIKELY(atab__ent_atom(x = *e) == a)) {
+        if (!atab__spare_fits(a, x))
+            return 0;
+        *e = x + ATAB__ENT_ONE;
+        return 1;
+    }
+    if (!r->queue || r->nq >= cap || !atab__count_drop_sole(a))
+        return 0;
+    atab__queue_push(r, cap, a, h);
+    return 1;
 }
 
 /* The recycled blocks' lists in a queue block of room for cap atoms. */
