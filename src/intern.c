@@ -417,6 +417,16 @@ static __attribute__((noinline)) int release_sweeps(atab_table *t, atab__rec *r,
     return rc;
 }
 
+/* The end of atab_release's inline ways, after its section: ATAB_OK, and
+** the sweeps when due (release_sweeps). */
+ATAB__INLINE int release_done(atab_table *t, atab__rec *r)
+{
+    if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
+                       __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
+        return release_sweeps(t, r, ATAB_OK);
+    return ATAB_OK;
+}
+
 #ifndef ATAB_DEBUG
 /* A release whose reference is not kept as a spare (atab__unref_slow), in
 ** this thread's open section on r. Out of line, so the spare's path in
@@ -463,8 +473,8 @@ static __attribute__((noinline)) int release_invalid(void)
 
 /* The common releases inline: a short atom hashed, this thread's last
 ** record (as the hit path finds it), then the reference kept in the atom's
-** entry, or a transient atom queued (atab__unref_fast); every other way is
-** a tail call. */
+** entry (atab__spare_keep), or a transient atom queued (atab__unref_sole);
+** every other way is a tail call. */
 int atab_release(atab_table *t, const atab_atom *a)
 {
     if (ATAB__UNLIKELY(!t || !a))
@@ -478,13 +488,13 @@ int atab_release(atab_table *t, const atab_atom *a)
         uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
-        if (ATAB__LIKELY(atab__unref_fast(r, t->queue_cap, a, h))) {
+        if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
             atab__leave(r);
-            if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
-                               __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >=
-                                   t->sweep_threshold))
-                return release_sweeps(t, r, ATAB_OK);
-            return ATAB_OK;
+            return release_done(t, r);
+        }
+        if (ATAB__LIKELY(atab__unref_sole(r, t->queue_cap, a, h))) {
+            atab__leave(r);
+            return release_done(t, r);
         }
         return release_unref(t, r, a, h);
     }

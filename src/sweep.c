@@ -200,6 +200,80 @@ size_t atab_gc(atab_table *t)
     return freed;
 }
 
+/* Marks slot j of the locked group whose control bytes start at ctrl
+** empty, or deleted where the group has no empty slot (has_empty: what
+** the caller's read of it under the lock says), as atab__erase does: one
+** control word rewritten whole, as atab__set_ctrl does. */
+ATAB__INLINE void erase_in_group(atab__shard *sh, uint8_t *ctrl, unsigned j, int has_empty)
+{
+    uint64_t *p = (uint64_t *)(void *)(ctrl + (j & 8));
+    unsigned at = 8 * (j & 7);   /* byte j % 8 of the word, in memory order */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    at = 56 - at;
+#endif
+    uint64_t byte = has_empty ? ATAB__CTRL_EMPTY : ATAB__CTRL_DELETED;
+    uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
+    __atomic_store_n(p, (w & ~(UINT64_C(0xff) << at)) | byte << at, __ATOMIC_RELEASE);
+    sh->used--;
+}
+
+/* Unlinks queued atom a of hash h, killed just now, from the locked
+** shard's array v: its group A's slots first (where most keys are), each
+** compared whole with the slot a's insert made (tag and address), and
+** erased with what that one read of the group says; else the probe.
+** Non-zero when it was there. */
+ATAB__INLINE int unlink_queued(atab__shard *sh, atab__arr v, uint64_t h, const atab_atom *a)
+{
+    uint8_t *ctrl = atab__group_ctrl(v, atab__h_group(h, v.ngroups));
+    atab__group gr = atab__group_read(v, atab__h_group(h, v.ngroups), atab__h_ctrl(h));
+    const uint64_t *slots = (const uint64_t *)(const void *)(ctrl + ATAB__GROUP);
+    uint64_t want = atab__slot_make(a, h);
+    size_t at;
+    for (uint32_t m = gr.match; m; m &= m - 1) {
+        unsigned j = (unsigned)__builtin_ctz(m);
+        if (__atomic_load_n(&slots[j], __ATOMIC_RELAXED) == want) {   /* the lock's writes */
+            erase_in_group(sh, ctrl, j, gr.empty != 0);
+            return 1;
+        }
+    }
+    if (!atab__probe(v, h, atab__match_atom, a, &at))
+        return 0;
+    atab__erase(sh, v, at);
+    return 1;
+}
+
+/* Takes queue block q's atoms by_shard[k..end) (all of shard sh, whose
+** lock the caller holds) off the queue: one still at 0 is killed and
+** unlinked, one revived is only taken off (its q entry cleared), as is
+** one at 0 that a cache kept spares of (counted in *spared). Returns how
+** many it killed. */
+static size_t unqueue_shard(atab__shard *sh, const atab_atom **q, const uint64_t *h,
+                            const uint16_t *by_shard, uint32_t k, uint32_t end,
+                            size_t *spared)
+{
+    atab__arr v = atab__arr_of(*sh->arr);   /* until shrink: erasing keeps the array */
+    size_t dead = 0;
+    do {
+        uint32_t i = by_shard[k];
+        const atab_atom *a = q[i];
+        ATAB__PAUSE("queue:kill", a);
+        if (ATAB__LIKELY(atab__count_kill_queued(a))) {
+        killed:
+            if (ATAB__LIKELY(unlink_queued(sh, v, h[i], a)))   /* only its killer unlinks it */
+                dead++;
+            else
+                q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
+            continue;
+        }
+        uint32_t left = atab__count_unqueue(a, 1);
+        if (left == ATAB__REF_DEAD)
+            goto killed;   /* a revival and its release between the two reads */
+        *spared += left == 0;   /* at 0: SPARED (else revived) */
+        q[i] = NULL;
+    } while (++k < end);
+    return dead;
+}
+
 /* Sweeps the n atoms of a queue (this thread's, taken off its record: the
 ** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
 ** lock, taken once: an atom still at 0 is killed and unlinked, one revived
@@ -226,24 +300,8 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
             continue;
         atab__shard *sh = &t->shards[s];
         atab__lock_take(&sh->lock);
-        atab__arr v = atab__arr_of(*sh->arr);   /* until shrink: erasing keeps the array */
-        do {
-            uint32_t i = by_shard[k];
-            ATAB__PAUSE("queue:kill", q[i]);
-            uint32_t left = atab__count_unqueue(q[i], 1);
-            if (left == ATAB__REF_DEAD) {
-                size_t at;
-                if (atab__probe(v, h[i], atab__match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
-                    atab__erase(sh, v, at);
-                    dead++;
-                } else {
-                    q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
-                }
-            } else {
-                spared += left == 0;   /* at 0: SPARED (else revived) */
-                q[i] = NULL;
-            }
-        } while (++k < start[s]);
+        dead += unqueue_shard(sh, q, h, by_shard, k, start[s], &spared);
+        k = start[s];
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
         atab__lock_drop(&sh->lock);

@@ -358,25 +358,16 @@ static inline void atab__queue_push(atab__rec *r, uint32_t cap, const atab_atom 
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
 }
 
-/* The release's two common cases, inside a section on r (its queue has
-** room for cap atoms): the reference kept as a spare in a's entry
-** (atab__spare_keep); or a transient atom's, one that has no entry here
-** and whose count is the caller's reference alone, dropped to 0 and the
-** atom queued, where the queue has room. Non-zero when it did either;
-** else nothing changed, and atab__unref_slow decides. */
-static inline int atab__unref_fast(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
+/* A transient atom's release, inside a section on r (its queue has room
+** for cap atoms): where the count is exactly the caller's reference (no
+** cache has ever kept spares of the atom: atom.h, SPARED, so none holds
+** any now) and the queue has room, the count dropped to 0 and the atom
+** queued. Non-zero when it did; else nothing changed. No cache entry is
+** read: atab__unref_slow's case c == own + 1 with own = 0. */
+static inline int atab__unref_sole(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
 {
-    uint64_t *e = atab__cache_slot(r, h), x;
-    if (ATAB__UNLIKELY(!atab__cache_ours(r)))
-        return 0;
-    if (ATAB__LIKELY(atab__ent_atom(x = *e) == a)) {
-        if (!atab__spare_fits(a, x))
-            return 0;
-        *e = x + ATAB__ENT_ONE;
-        return 1;
-    }
-    if (!r->queue || r->nq >= cap || !atab__count_drop_sole(a))
-        return 0;
+    if (!atab__cache_ours(r) || !r->queue || r->nq >= cap || !atab__count_drop_sole(a))
+        return 0;   /* a flusher holds r (and its queue), or no room */
     atab__queue_push(r, cap, a, h);
     return 1;
 }
