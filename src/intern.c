@@ -488,13 +488,17 @@ int atab_release(atab_table *t, const atab_atom *a)
         uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
-        if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
-            atab__leave(r);
-            return release_done(t, r);
-        }
-        if (ATAB__LIKELY(atab__unref_sole(r, t->queue_cap, a, h))) {
-            atab__leave(r);
-            return release_done(t, r);
+        if (ATAB__LIKELY(atab__cache_ours(r))) {
+            uint64_t *e = atab__cache_slot(r, h), x = *e;
+            if (ATAB__LIKELY(atab__ent_atom(x) == a && atab__spare_fits(a, x))) {
+                *e = x + ATAB__ENT_ONE;   /* kept as a spare (atab__spare_keep) */
+                atab__leave(r);
+                return release_done(t, r);
+            }
+            if (ATAB__LIKELY(atab__unref_sole(r, t->queue_cap, a, h))) {
+                atab__leave(r);
+                return release_done(t, r);
+            }
         }
         return release_unref(t, r, a, h);
     }

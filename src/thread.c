@@ -200,13 +200,15 @@ static void unqueue(atab_table *t, atab__rec *r, const atab_atom *a)
         count_zero(t, r);
 }
 
-/* Empties r's queue and its pending atom (the caller holds r). */
+/* Empties r's queue, its lists and its pending atom (the caller holds r). */
 static void unqueue_all(atab_table *t, atab__rec *r)
 {
     for (uint32_t i = 0; i < r->nq; i++)
         unqueue(t, r, r->queue[i]);
     if (r->pending)
         unqueue(t, r, r->pending);
+    if (r->queue)
+        memset(atab__queue_heads(r->queue), 0, ATAB__QUEUE_HEADS_BYTES);
     r->nq = 0;
     r->pending = NULL;
 }
@@ -244,7 +246,7 @@ static size_t free_blocks(atab_table *t, atab_atom **lists)
 static void free_block_of_queue(atab_table *t, const atab_atom **q)
 {
     free_blocks(t, atab__queue_kept(q, t->queue_cap));
-    atab__free(t, q, ATAB__QUEUE_BYTES(t));
+    atab__free(t, atab__queue_block(q), ATAB__QUEUE_BYTES(t));
 }
 
 /* A block that finds a flusher holding r is freed at once, with the blocks
@@ -255,11 +257,14 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
     if (!q) {
         atab_status saved = atab_last_error();
-        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
+        void *block = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
         atab__set_error(saved);
-        if (q)
+        if (block) {   /* empty lists, no recycled blocks */
+            q = atab__queue_in(block);
+            memset(block, 0, ATAB__QUEUE_HEADS_BYTES);
             memset(atab__queue_kept(q, t->queue_cap), 0,
                    ATAB__RECYCLE_CLASSES * sizeof(atab_atom *));
+        }
     }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
@@ -272,8 +277,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     if (q) {
         __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
         if (r->pending) {   /* the slot before the count, as in atab__queue_push */
-            atab__queue_hashes(q, t->queue_cap)[r->nq] = r->pending_h;
-            q[r->nq] = r->pending;
+            atab__queue_slot(q, t->queue_cap, r->nq, r->pending, r->pending_h);
             __atomic_store_n(&r->nq, r->nq + 1, __ATOMIC_RELEASE);
         }
     } else if (r->pending) {
@@ -662,7 +666,7 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
         fn(ud, r->raw, REC_ALLOC);
         const atab_atom **q = __atomic_load_n(&r->queue, __ATOMIC_ACQUIRE);
         if (q)   /* freed only under reg_lock */
-            fn(ud, q, ATAB__QUEUE_BYTES(t));
+            fn(ud, atab__queue_block(q), ATAB__QUEUE_BYTES(t));
     }
     pthread_mutex_unlock(&t->reg_lock);
 }

@@ -327,19 +327,66 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 /* Size classes of the blocks a thread keeps (chunk.h). */
 #define ATAB__RECYCLE_CLASSES ATAB__CHUNK_CLASSES
 
-/* A queue's block: room for t->queue_cap atoms; each atom's hash, stored
-** when it is queued (its sweep finds shards and slots by them, and hashes
-** no key); by size class, the lists of recycled blocks (carved blocks of
-** atoms its sweep freed, linked through their first word, for the thread's
-** next new atoms); the sweep's scratch, the order of the atoms by shard. */
+/* A queue's block: the heads of the atoms' lists by shard, for its sweep
+** to take each shard's lock once (each an index + 1; 0: empty); then the
+** queue proper, room for t->queue_cap atoms (r->queue points there); each
+** atom's hash, stored when it is queued (its sweep finds shards and slots
+** by them, and hashes no key), whose low 16 bits, which neither shards nor
+** slots read (table.h: bits 35-63), link it to the next atom of its list;
+** by size class, the lists of recycled blocks (carved blocks of atoms its
+** sweep freed, linked through their first word, for the thread's next new
+** atoms). */
+#define ATAB__QUEUE_LISTS 64   /* table.h's ATAB__SHARDS (sweep.c checks) */
+#define ATAB__QUEUE_LINK 0xffffu
+#define ATAB__QUEUE_HEADS_BYTES (ATAB__QUEUE_LISTS * sizeof(uint16_t))
 #define ATAB__QUEUE_BYTES(t) \
-    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)) + \
-     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *))
+    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t)) + \
+     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *) + ATAB__QUEUE_HEADS_BYTES)
 
-/* The hashes of the atoms in a queue block of room for cap atoms. */
+/* The list of an atom of hash h: its shard (table.h: atab__h_shard). */
+static inline unsigned atab__queue_list(uint64_t h)
+{
+    return (unsigned)(h >> 58);
+}
+
+/* A queue's allocation, and the queue in an allocation. */
+static inline void *atab__queue_block(const atab_atom **q)
+{
+    return (char *)(void *)q - ATAB__QUEUE_HEADS_BYTES;
+}
+
+static inline const atab_atom **atab__queue_in(void *block)
+{
+    return (const atab_atom **)(void *)((char *)block + ATAB__QUEUE_HEADS_BYTES);
+}
+
+/* The heads of the lists by shard of queue q. */
+static inline uint16_t *atab__queue_heads(const atab_atom **q)
+{
+    return (uint16_t *)atab__queue_block(q);
+}
+
+/* The hashes (and links) of the atoms in queue q of room for cap atoms. */
 static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
 {
     return (uint64_t *)(void *)(q + cap);
+}
+
+/* The recycled blocks' lists in queue q of room for cap atoms. */
+static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
+{
+    return (atab_atom **)(void *)((char *)(q + cap) + (size_t)cap * sizeof(uint64_t));
+}
+
+/* Writes atom a of hash h into slot n of queue q of room for cap atoms,
+** and puts it on its shard's list; the caller then counts it (r->nq). */
+static inline void atab__queue_slot(const atab_atom **q, uint32_t cap, uint32_t n,
+                                    const atab_atom *a, uint64_t h)
+{
+    uint16_t *head = &atab__queue_heads(q)[atab__queue_list(h)];
+    atab__queue_hashes(q, cap)[n] = (h & ~(uint64_t)ATAB__QUEUE_LINK) | *head;
+    *head = (uint16_t)(n + 1);
+    q[n] = a;
 }
 
 /* Puts atom a of hash h, brought to 0 and marked QUEUED by this thread, on
@@ -350,32 +397,26 @@ static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
 static inline void atab__queue_push(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
 {
     uint32_t n = r->nq;
-    atab__queue_hashes(r->queue, cap)[n] = h;
-    r->queue[n] = a;
+    atab__queue_slot(r->queue, cap, n, a, h);
     ATAB__PAUSE("queue:slot", a);
     __atomic_store_n(&r->nq, n + 1, __ATOMIC_RELEASE);
     if (n + 1 == cap)
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
 }
 
-/* A transient atom's release, inside a section on r (its queue has room
-** for cap atoms): where the count is exactly the caller's reference (no
-** cache has ever kept spares of the atom: atom.h, SPARED, so none holds
-** any now) and the queue has room, the count dropped to 0 and the atom
-** queued. Non-zero when it did; else nothing changed. No cache entry is
-** read: atab__unref_slow's case c == own + 1 with own = 0. */
+/* A transient atom's release, inside a section on r while
+** atab__cache_ours(r) (its queue is the owner's; it has room for cap
+** atoms): where the count is exactly the caller's reference (no cache has
+** ever kept spares of the atom: atom.h, SPARED, so none holds any now) and
+** the queue has room, the count dropped to 0 and the atom queued. Non-zero
+** when it did; else nothing changed. No cache entry is read:
+** atab__unref_slow's case c == own + 1 with own = 0. */
 static inline int atab__unref_sole(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
 {
-    if (!atab__cache_ours(r) || !r->queue || r->nq >= cap || !atab__count_drop_sole(a))
-        return 0;   /* a flusher holds r (and its queue), or no room */
+    if (!r->queue || r->nq >= cap || !atab__count_drop_sole(a))
+        return 0;   /* no room, or not the sole reference */
     atab__queue_push(r, cap, a, h);
     return 1;
-}
-
-/* The recycled blocks' lists in a queue block of room for cap atoms. */
-static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
-{
-    return (atab_atom **)(void *)((char *)(q + cap) + (size_t)cap * sizeof(uint64_t));
 }
 
 /* Takes r's queue away for a sweep: its block, with its atoms (*n), or
