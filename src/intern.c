@@ -19,8 +19,10 @@
 **     nothing);
 **   - a release hashes the atom to find its cache entry and keeps the
 **     reference there as a spare while others hold the atom, else drops it
-**     from the count; the sweeps it may start (its full queue, or the
-**     table's threshold) run after its section (sweep.c).
+**     from the count (a transient atom's, the caller's reference alone,
+**     inline: to 0 and onto this thread's queue); the sweeps it may start
+**     (its full queue, or the table's threshold) run after its section
+**     (sweep.c).
 ** Sections, spares and the cache: thread.h; counts: atom.h; slot arrays:
 ** table.h.
 */
