@@ -497,7 +497,7 @@ int atab_release(atab_table *t, const atab_atom *a)
                 atab__leave(r);
                 return release_done(t, r);
             }
-            if (ATAB__LIKELY(atab__unref_sole(r, t->queue_cap, a, h))) {
+            if (ATAB__LIKELY(atab__unref_sole(r, a, h))) {
                 atab__leave(r);
                 return release_done(t, r);
             }

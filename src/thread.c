@@ -222,7 +222,7 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* later */
     } else if ((q = r->queue) != NULL) {
         *n = r->nq;
-        r->nq = 0;
+        r->nq = r->qcap = 0;
         __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
     }
     atab__leave(r);
@@ -276,6 +276,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     }
     if (q) {
         __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
+        r->qcap = t->queue_cap;
         if (r->pending) {   /* the slot before the count, as in atab__queue_push */
             atab__queue_slot(q, t->queue_cap, r->nq, r->pending, r->pending_h);
             __atomic_store_n(&r->nq, r->nq + 1, __ATOMIC_RELEASE);
@@ -331,6 +332,7 @@ static void free_queue(atab_table *t, atab__rec *r)
     if (!q)
         return;
     __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
+    r->qcap = 0;
     free_block_of_queue(t, q);
 }
 

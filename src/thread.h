@@ -106,6 +106,8 @@ typedef struct atab__rec {
     int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
     uint32_t nq;              /* atoms on the queue */
     uint32_t sweep_due;       /* the queue is full, or missing: see to it (atomic) */
+    uint32_t qcap;            /* t->queue_cap while `queue` is set, else 0 (written
+                                 with it): a queue with room has nq < qcap */
     const atab_atom **queue;  /* room for t->queue_cap atoms this thread left
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */
@@ -406,15 +408,16 @@ static inline void atab__queue_push(atab__rec *r, uint32_t cap, const atab_atom 
 }
 
 /* A transient atom's release, inside a section on r while
-** atab__cache_ours(r) (its queue is the owner's; it has room for cap
-** atoms): where the count is exactly the caller's reference (no cache has
-** ever kept spares of the atom: atom.h, SPARED, so none holds any now) and
-** the queue has room, the count dropped to 0 and the atom queued. Non-zero
-** when it did; else nothing changed. No cache entry is read:
-** atab__unref_slow's case c == own + 1 with own = 0. */
-static inline int atab__unref_sole(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
+** atab__cache_ours(r) (its queue is the owner's): where the count is
+** exactly the caller's reference (no cache has ever kept spares of the
+** atom: atom.h, SPARED, so none holds any now) and r has a queue with
+** room, the count dropped to 0 and the atom queued. Non-zero when it did;
+** else nothing changed. No cache entry is read: atab__unref_slow's case
+** c == own + 1 with own = 0. */
+static inline int atab__unref_sole(atab__rec *r, const atab_atom *a, uint64_t h)
 {
-    if (!r->queue || r->nq >= cap || !atab__count_drop_sole(a))
+    uint32_t cap = r->qcap;   /* 0 without a queue */
+    if (r->nq >= cap || !atab__count_drop_sole(a))
         return 0;   /* no room, or not the sole reference */
     atab__queue_push(r, cap, a, h);
     return 1;
