@@ -161,6 +161,17 @@ static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floo
                                                             : ATAB__DROP_UNUSED;
 }
 
+/* atab__count_drop(a, 1, 0, 1)'s most common case, a transient atom's
+** release: a count of exactly 1 (the caller's reference; not SPARED, on
+** no queue) goes to 0 and QUEUED in one CAS. Non-zero when it did (the
+** caller queues a); 0, nothing changed, for any other count word. */
+static inline int atab__count_drop_sole(const atab_atom *a)
+{
+    uint32_t c = 1;
+    return __atomic_compare_exchange_n(atab__count_word(a), &c, ATAB__REF_QUEUED, 0,
+                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 /* Marks a: a cache keeps spares of it (the caller holds a reference). A
 ** saturated count is left as it is (it never changes again, and such an
 ** atom is never freed). */
@@ -200,6 +211,16 @@ static inline uint32_t atab__count_unqueue(const atab_atom *a, int kill)
         nc = c == ATAB__REF_QUEUED && kill ? ATAB__REF_DEAD : c & ~ATAB__REF_QUEUED;
     } while (!__atomic_compare_exchange_n(w, &c, nc, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     return nc == ATAB__REF_DEAD ? nc : nc & ATAB__REF_COUNT;
+}
+
+/* atab__count_unqueue(a, 1)'s common case: a queued atom at 0 that no
+** cache kept spares of (exactly QUEUED) killed, in one CAS. Non-zero when
+** it did; else nothing changed. */
+static inline int atab__count_kill_queued(const atab_atom *a)
+{
+    uint32_t c = ATAB__REF_QUEUED;
+    return __atomic_compare_exchange_n(atab__count_word(a), &c, ATAB__REF_DEAD, 0,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 #endif /* ATAB_ATOM_H */

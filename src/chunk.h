@@ -91,11 +91,14 @@ static inline size_t atab__class_of(size_t len)
     return atab__class_of_block(atab__block_bytes(len));
 }
 
-/* Is an atom of len bytes carved from a chunk? */
+/* Is an atom of len bytes carved from a chunk? (Its block is at most
+** ATAB__CHUNK_MAX_BLOCK bytes exactly when its unrounded bytes are: the
+** largest block is a multiple of the grain.) */
 static inline int atab__carved(size_t len)
 {
-    return atab__block_bytes(len) <= ATAB__CHUNK_MAX_BLOCK;
+    return len <= ATAB__CHUNK_MAX_BLOCK - atab__atom_bytes(0);
 }
+_Static_assert(ATAB__CHUNK_MAX_BLOCK % ATAB__CHUNK_GRAIN == 0, "the largest block is whole grains");
 
 /* A block of `bytes` (a multiple of the grain, at most ATAB__CHUNK_MAX_BLOCK):
 ** from b (a record's, used only by its thread) when given, else from the

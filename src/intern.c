@@ -19,8 +19,10 @@
 **     nothing);
 **   - a release hashes the atom to find its cache entry and keeps the
 **     reference there as a spare while others hold the atom, else drops it
-**     from the count; the sweeps it may start (its full queue, or the
-**     table's threshold) run after its section (sweep.c).
+**     from the count (a transient atom's, the caller's reference alone,
+**     inline: to 0 and onto this thread's queue); the sweeps it may start
+**     (its full queue, or the table's threshold) run after its section
+**     (sweep.c).
 ** Sections, spares and the cache: thread.h; counts: atom.h; slot arrays:
 ** table.h.
 */
@@ -453,6 +455,16 @@ static __attribute__((noinline)) int release_sweeps(atab_table *t, atab__rec *r,
     return rc;
 }
 
+/* The end of atab_release's inline ways, after its section: ATAB_OK, and
+** the sweeps when due (release_sweeps). */
+ATAB__INLINE int release_done(atab_table *t, atab__rec *r)
+{
+    if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
+                       __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
+        return release_sweeps(t, r, ATAB_OK);
+    return ATAB_OK;
+}
+
 #ifndef ATAB_DEBUG
 /* A release whose reference is not kept as a spare (atab__unref_slow), in
 ** this thread's open section on r. Out of line, so the spare's path in
@@ -496,9 +508,10 @@ static __attribute__((noinline)) int release_invalid(void)
     return ATAB_EINVAL;
 }
 
-/* The spare's path inline: an atom of up to 16 bytes hashed, this thread's last record
-** (as the hit path finds it), the reference kept in the atom's entry
-** (atab__unref); every other way is a tail call. */
+/* The common releases inline: an atom of up to 16 bytes hashed, this
+** thread's last record (as the hit path finds it), then the reference kept
+** in the atom's entry (atab__spare_keep), or a transient atom queued
+** (atab__unref_sole); every other way is a tail call. */
 int atab_release(atab_table *t, const atab_atom *a)
 {
     if (ATAB__UNLIKELY(!t || !a))
@@ -512,13 +525,17 @@ int atab_release(atab_table *t, const atab_atom *a)
         uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
-        if (ATAB__LIKELY(atab__spare_keep(r, a, h))) {
-            atab__leave(r);
-            if (ATAB__UNLIKELY(__atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) ||
-                               __atomic_load_n(&t->unused, __ATOMIC_RELAXED) >=
-                                   t->sweep_threshold))
-                return release_sweeps(t, r, ATAB_OK);
-            return ATAB_OK;
+        if (ATAB__LIKELY(atab__cache_ours(r))) {
+            uint64_t *e = atab__cache_slot(r, h), x = *e;
+            if (ATAB__LIKELY(atab__ent_atom(x) == a && atab__spare_fits(a, x))) {
+                *e = x + ATAB__ENT_ONE;   /* kept as a spare (atab__spare_keep) */
+                atab__leave(r);
+                return release_done(t, r);
+            }
+            if (ATAB__LIKELY(atab__unref_sole(r, a, h))) {
+                atab__leave(r);
+                return release_done(t, r);
+            }
         }
         return release_unref(t, r, a, h);
     }

@@ -200,50 +200,99 @@ size_t atab_gc(atab_table *t)
     return freed;
 }
 
+/* Marks slot j of the locked group whose control bytes start at ctrl
+** empty, or deleted where the group has no empty slot (has_empty: what
+** the caller's read of it under the lock says), as atab__erase does, with
+** a store of its one control byte: a probe's read of the group sees it
+** before or after, as it does atab__set_ctrl's store of the word. */
+ATAB__INLINE void erase_in_group(uint8_t *ctrl, unsigned j, int has_empty)
+{
+    __atomic_store_n(&ctrl[j], (uint8_t)(has_empty ? ATAB__CTRL_EMPTY : ATAB__CTRL_DELETED),
+                     __ATOMIC_RELEASE);
+}
+
+/* Unlinks queued atom a of hash h, killed just now, from the locked
+** shard's array v (the caller counts it off sh->used): its group A's slots
+** first (where most keys are), each compared whole with the slot a's
+** insert made (tag and address), and erased with what that one read of the
+** group says; else the probe. Non-zero when it was there. */
+ATAB__INLINE int unlink_queued(atab__arr v, uint64_t h, const atab_atom *a)
+{
+    size_t g = atab__h_group(h, v.ngroups), at;
+    uint8_t *ctrl = atab__group_ctrl(v, g);
+    atab__group gr = atab__group_read(v, g, atab__h_ctrl(h));
+    const uint64_t *slots = (const uint64_t *)(const void *)(ctrl + ATAB__GROUP);
+    uint64_t want = atab__slot_make(a, h);
+    for (uint32_t m = gr.match; m; m &= m - 1) {
+        unsigned j = (unsigned)__builtin_ctz(m);
+        if (__atomic_load_n(&slots[j], __ATOMIC_RELAXED) == want) {   /* the lock's writes */
+            erase_in_group(ctrl, j, gr.empty != 0);
+            return 1;
+        }
+    }
+    if (!atab__probe(v, h, atab__match_atom, a, &at))
+        return 0;
+    g = at / ATAB__GROUP;
+    erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
+    return 1;
+}
+
+/* Takes the atoms on queue block q's list from i (an index + 1: its head),
+** all of locked shard sh, off the queue: one still at 0 is killed and
+** unlinked, one revived is only taken off (its q entry cleared), as is
+** one at 0 that a cache kept spares of (counted in *spared). Returns how
+** many it killed. */
+static size_t unqueue_list(atab__shard *sh, const atab_atom **q, const uint64_t *h,
+                           uint32_t i, size_t *spared)
+{
+    atab__arr v = atab__arr_of(*sh->arr);   /* until shrink: erasing keeps the array */
+    size_t dead = 0;
+    do {
+        const atab_atom *a = q[--i];
+        ATAB__PAUSE("queue:kill", a);
+        if (ATAB__LIKELY(atab__count_kill_queued(a))) {
+        killed:
+            if (ATAB__LIKELY(unlink_queued(v, h[i], a)))   /* only its killer unlinks it */
+                dead++;
+            else
+                q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
+            continue;
+        }
+        uint32_t left = atab__count_unqueue(a, 1);
+        if (left == ATAB__REF_DEAD)
+            goto killed;   /* a revival and its release between the two reads */
+        *spared += left == 0;   /* at 0: SPARED (else revived) */
+        q[i] = NULL;
+    } while ((i = (uint32_t)(h[i] & ATAB__QUEUE_LINK)) != 0);
+    sh->used -= (uint32_t)dead;
+    return dead;
+}
+
+_Static_assert(ATAB__QUEUE_LISTS == ATAB__SHARDS && ATAB__SHARD_BITS == 6,
+               "a queue's lists are its shards (thread.h: atab__queue_list)");
+
 /* Sweeps the n atoms of a queue (this thread's, taken off its record: the
-** block ATAB__QUEUE_BYTES describes), shard by shard under each shard's
-** lock, taken once: an atom still at 0 is killed and unlinked, one revived
-** is only taken off, and the shard may shrink; after one grace period the
-** dead are freed. An atom at 0 that a cache has kept spares of (atom.h:
-** SPARED) is taken off and counted towards t->unused instead, for a full
-** sweep, which takes the caches' spares back before it kills. */
+** block ATAB__QUEUE_BYTES describes), list by list, each a shard's, under
+** that shard's lock, taken once: an atom still at 0 is killed and
+** unlinked, one revived is only taken off, and the shard may shrink; after
+** one grace period the dead are freed. An atom at 0 that a cache has kept
+** spares of (atom.h: SPARED) is taken off and counted towards t->unused
+** instead, for a full sweep, which takes the caches' spares back before
+** it kills. The lists are left empty. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
     const uint64_t *h = atab__queue_hashes(q, t->queue_cap);
+    uint16_t *heads = atab__queue_heads(q);
     uint64_t arrays[4];
-    uint16_t *by_shard = (uint16_t *)(void *)(atab__queue_kept(q, t->queue_cap) +
-                                              ATAB__RECYCLE_CLASSES);
-    uint16_t start[ATAB__SHARDS + 1] = {0};
     size_t dead = 0, n_arrays = 0, spared = 0;
-    for (uint32_t i = 0; i < n; i++)   /* a counting sort by shard */
-        start[atab__h_shard(h[i]) + 1]++;
-    for (unsigned s = 0; s < ATAB__SHARDS; s++)
-        start[s + 1] += start[s];
-    for (uint32_t i = 0; i < n; i++)
-        by_shard[start[atab__h_shard(h[i])]++] = (uint16_t)i;
-    for (uint32_t s = 0, k = 0; k < n; s++) {   /* start[s]: the end of shard s's atoms */
-        if (k == start[s])
+    for (unsigned s = 0; s < ATAB__SHARDS; s++) {
+        uint32_t i = heads[s];
+        if (!i)
             continue;
+        heads[s] = 0;
         atab__shard *sh = &t->shards[s];
         atab__lock_take(&sh->lock);
-        atab__arr v = atab__arr_of(*sh->arr);   /* until shrink: erasing keeps the array */
-        do {
-            uint32_t i = by_shard[k];
-            ATAB__PAUSE("queue:kill", q[i]);
-            uint32_t left = atab__count_unqueue(q[i], 1);
-            if (left == ATAB__REF_DEAD) {
-                size_t at;
-                if (atab__probe(v, h[i], atab__match_atom, q[i], &at)) {   /* there: only its killer unlinks it */
-                    atab__erase(sh, v, at);
-                    dead++;
-                } else {
-                    q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
-                }
-            } else {
-                spared += left == 0;   /* at 0: SPARED (else revived) */
-                q[i] = NULL;
-            }
-        } while (++k < start[s]);
+        dead += unqueue_list(sh, q, h, i, &spared);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
         atab__lock_drop(&sh->lock);

@@ -168,20 +168,13 @@ static void misuse_found(atab_table *t)
 ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h, int what)
 {
     if (what == ATAB__DROP_QUEUE) {
-        if (!r->queue) {
+        if (r->queue) {
+            atab__queue_push(r, t->queue_cap, a, h);
+        } else {
             r->pending = a;   /* until the owner makes the queue */
             r->pending_h = h;
-        } else {   /* the slot before the count: a child forked in between
-                   ** (fork_child) sees the count without it, never an
-                   ** unwritten slot */
-            uint32_t n = r->nq;
-            atab__queue_hashes(r->queue, t->queue_cap)[n] = h;
-            r->queue[n] = a;
-            ATAB__PAUSE("queue:slot", a);
-            __atomic_store_n(&r->nq, n + 1, __ATOMIC_RELEASE);
-        }
-        if (!r->queue || r->nq == t->queue_cap)
             __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+        }
     } else if (what == ATAB__DROP_UNUSED) {
         count_zero(t, r);
     } else if (what == ATAB__DROP_MISUSE) {
@@ -207,13 +200,15 @@ static void unqueue(atab_table *t, atab__rec *r, const atab_atom *a)
         count_zero(t, r);
 }
 
-/* Empties r's queue and its pending atom (the caller holds r). */
+/* Empties r's queue, its lists and its pending atom (the caller holds r). */
 static void unqueue_all(atab_table *t, atab__rec *r)
 {
     for (uint32_t i = 0; i < r->nq; i++)
         unqueue(t, r, r->queue[i]);
     if (r->pending)
         unqueue(t, r, r->pending);
+    if (r->queue)
+        memset(atab__queue_heads(r->queue), 0, ATAB__QUEUE_HEADS_BYTES);
     r->nq = 0;
     r->pending = NULL;
 }
@@ -227,7 +222,7 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* later */
     } else if ((q = r->queue) != NULL) {
         *n = r->nq;
-        r->nq = 0;
+        r->nq = r->qcap = 0;
         __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
     }
     atab__leave(r);
@@ -251,7 +246,7 @@ static size_t free_blocks(atab_table *t, atab_atom **lists)
 static void free_block_of_queue(atab_table *t, const atab_atom **q)
 {
     free_blocks(t, atab__queue_kept(q, t->queue_cap));
-    atab__free(t, q, ATAB__QUEUE_BYTES(t));
+    atab__free(t, atab__queue_block(q), ATAB__QUEUE_BYTES(t));
 }
 
 /* A block that finds a flusher holding r is freed at once, with the blocks
@@ -262,11 +257,14 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
     if (!q) {
         atab_status saved = atab_last_error();
-        q = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
+        void *block = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
         atab__set_error(saved);
-        if (q)
+        if (block) {   /* empty lists, no recycled blocks */
+            q = atab__queue_in(block);
+            memset(block, 0, ATAB__QUEUE_HEADS_BYTES);
             memset(atab__queue_kept(q, t->queue_cap), 0,
                    ATAB__RECYCLE_CLASSES * sizeof(atab_atom *));
+        }
     }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
@@ -278,9 +276,9 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     }
     if (q) {
         __atomic_store_n(&r->queue, q, __ATOMIC_RELEASE);
-        if (r->pending) {   /* the slot before the count, as in dropped */
-            atab__queue_hashes(q, t->queue_cap)[r->nq] = r->pending_h;
-            q[r->nq] = r->pending;
+        r->qcap = t->queue_cap;
+        if (r->pending) {   /* the slot before the count, as in atab__queue_push */
+            atab__queue_slot(q, t->queue_cap, r->nq, r->pending, r->pending_h);
             __atomic_store_n(&r->nq, r->nq + 1, __ATOMIC_RELEASE);
         }
     } else if (r->pending) {
@@ -334,6 +332,7 @@ static void free_queue(atab_table *t, atab__rec *r)
     if (!q)
         return;
     __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
+    r->qcap = 0;
     free_block_of_queue(t, q);
 }
 
@@ -669,7 +668,7 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
         fn(ud, r->raw, REC_ALLOC);
         const atab_atom **q = __atomic_load_n(&r->queue, __ATOMIC_ACQUIRE);
         if (q)   /* freed only under reg_lock */
-            fn(ud, q, ATAB__QUEUE_BYTES(t));
+            fn(ud, atab__queue_block(q), ATAB__QUEUE_BYTES(t));
     }
     pthread_mutex_unlock(&t->reg_lock);
 }

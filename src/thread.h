@@ -106,6 +106,8 @@ typedef struct atab__rec {
     int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
     uint32_t nq;              /* atoms on the queue */
     uint32_t sweep_due;       /* the queue is full, or missing: see to it (atomic) */
+    uint32_t qcap;            /* t->queue_cap while `queue` is set, else 0 (written
+                                 with it): a queue with room has nq < qcap */
     const atab_atom **queue;  /* room for t->queue_cap atoms this thread left
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */
@@ -295,17 +297,22 @@ static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uin
 ** holds (nothing changes). */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
 
+/* May a release keep its reference on a as a spare in a's entry, value x?
+** Only while the count holds more than this thread's spares and the
+** caller's reference: a cache never keeps an atom alive that nobody holds
+** (atab__unref_slow drops the last reference instead). */
+static inline int atab__spare_fits(const atab_atom *a, uint64_t x)
+{
+    return atab__spares(x) < ATAB__SPARE_MAX && atab__count(a) > atab__spares(x) + 1;
+}
+
 /* atab__unref's common case: keeps the reference on dynamic atom a of hash
 ** h as a spare in its entry, inside a section. Non-zero when it did. */
 static inline int atab__spare_keep(atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h), x;
-    /* a spare only while the count holds more than this thread's spares
-    ** and the caller's reference: a cache never keeps an atom alive that
-    ** nobody holds (the slow path drops the last reference instead) */
     if (ATAB__LIKELY(atab__cache_ours(r) && atab__ent_atom(x = *e) == a &&
-                     atab__spares(x) < ATAB__SPARE_MAX &&
-                     atab__count(a) > atab__spares(x) + 1)) {
+                     atab__spare_fits(a, x))) {
         *e = x + ATAB__ENT_ONE;
         return 1;
     }
@@ -322,25 +329,98 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 /* Size classes of the blocks a thread keeps (chunk.h). */
 #define ATAB__RECYCLE_CLASSES ATAB__CHUNK_CLASSES
 
-/* A queue's block: room for t->queue_cap atoms; each atom's hash, stored
-** when it is queued (its sweep finds shards and slots by them, and hashes
-** no key); by size class, the lists of recycled blocks (carved blocks of
-** atoms its sweep freed, linked through their first word, for the thread's
-** next new atoms); the sweep's scratch, the order of the atoms by shard. */
+/* A queue's block: the heads of the atoms' lists by shard, for its sweep
+** to take each shard's lock once (each an index + 1; 0: empty); then the
+** queue proper, room for t->queue_cap atoms (r->queue points there); each
+** atom's hash, stored when it is queued (its sweep finds shards and slots
+** by them, and hashes no key), whose low 16 bits, which neither shards nor
+** slots read (table.h: bits 35-63), link it to the next atom of its list;
+** by size class, the lists of recycled blocks (carved blocks of atoms its
+** sweep freed, linked through their first word, for the thread's next new
+** atoms). */
+#define ATAB__QUEUE_LISTS 64   /* table.h's ATAB__SHARDS (sweep.c checks) */
+#define ATAB__QUEUE_LINK 0xffffu   /* an index + 1: t->queue_cap is at most 1,024 (table.c) */
+#define ATAB__QUEUE_HEADS_BYTES (ATAB__QUEUE_LISTS * sizeof(uint16_t))
 #define ATAB__QUEUE_BYTES(t) \
-    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t) + sizeof(uint16_t)) + \
-     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *))
+    ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t)) + \
+     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *) + ATAB__QUEUE_HEADS_BYTES)
 
-/* The hashes of the atoms in a queue block of room for cap atoms. */
+/* The list of an atom of hash h: its shard (table.h: atab__h_shard). */
+static inline unsigned atab__queue_list(uint64_t h)
+{
+    return (unsigned)(h >> 58);
+}
+
+/* A queue's allocation, and the queue in an allocation. */
+static inline void *atab__queue_block(const atab_atom **q)
+{
+    return (char *)(void *)q - ATAB__QUEUE_HEADS_BYTES;
+}
+
+static inline const atab_atom **atab__queue_in(void *block)
+{
+    return (const atab_atom **)(void *)((char *)block + ATAB__QUEUE_HEADS_BYTES);
+}
+
+/* The heads of the lists by shard of queue q. */
+static inline uint16_t *atab__queue_heads(const atab_atom **q)
+{
+    return (uint16_t *)atab__queue_block(q);
+}
+
+/* The hashes (and links) of the atoms in queue q of room for cap atoms. */
 static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
 {
     return (uint64_t *)(void *)(q + cap);
 }
 
-/* The recycled blocks' lists in a queue block of room for cap atoms. */
+/* The recycled blocks' lists in queue q of room for cap atoms. */
 static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
 {
     return (atab_atom **)(void *)((char *)(q + cap) + (size_t)cap * sizeof(uint64_t));
+}
+
+/* Writes atom a of hash h into slot n of queue q of room for cap atoms,
+** and puts it on its shard's list; the caller then counts it (r->nq). */
+static inline void atab__queue_slot(const atab_atom **q, uint32_t cap, uint32_t n,
+                                    const atab_atom *a, uint64_t h)
+{
+    uint16_t *head = &atab__queue_heads(q)[atab__queue_list(h)];
+    const atab_atom **slot = q + n;
+    *slot = a;
+    *(uint64_t *)(void *)(slot + cap) = (h & ~(uint64_t)ATAB__QUEUE_LINK) | *head;   /* hash n */
+    *head = (uint16_t)(n + 1);
+}
+
+/* Puts atom a of hash h, brought to 0 and marked QUEUED by this thread, on
+** r's queue (there, with room: fewer than cap atoms on it); a full queue
+** asks for its sweep (sweep_due). The slot before the count: a child
+** forked in between (thread.c: fork_child) sees the count without it,
+** never an unwritten slot. Its owner's, in a section, or a flusher's. */
+static inline void atab__queue_push(atab__rec *r, uint32_t cap, const atab_atom *a, uint64_t h)
+{
+    uint32_t n = r->nq;
+    atab__queue_slot(r->queue, cap, n, a, h);
+    ATAB__PAUSE("queue:slot", a);
+    __atomic_store_n(&r->nq, n + 1, __ATOMIC_RELEASE);
+    if (n + 1 == cap)
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+}
+
+/* A transient atom's release, inside a section on r while
+** atab__cache_ours(r) (its queue is the owner's): where the count is
+** exactly the caller's reference (no cache has ever kept spares of the
+** atom: atom.h, SPARED, so none holds any now) and r has a queue with
+** room, the count dropped to 0 and the atom queued. Non-zero when it did;
+** else nothing changed. No cache entry is read: atab__unref_slow's case
+** c == own + 1 with own = 0. */
+static inline int atab__unref_sole(atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    uint32_t cap = r->qcap;   /* 0 without a queue */
+    if (r->nq >= cap || !atab__count_drop_sole(a))
+        return 0;   /* no room, or not the sole reference */
+    atab__queue_push(r, cap, a, h);
+    return 1;
 }
 
 /* Takes r's queue away for a sweep: its block, with its atoms (*n), or

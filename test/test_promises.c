@@ -492,7 +492,7 @@ static void a_thread_exiting_with_queued_atoms_leaves_them_counted(void **state)
 typedef struct park_case {
     atab_table *t;
     const atab_atom *w, *x;
-    const atab_atom **queue;   /* A's queue block */
+    void *queue;               /* A's queue block */
     atab__rec *rec;            /* A's record */
 } park_case;
 
@@ -506,7 +506,7 @@ static void park_steps(void *ctx, int step)
         c->x = atab_intern_cstr(c->t, "x-fills-the-queue");
         assert_int_equal(atab_release(c->t, c->w), ATAB_OK);
         c->rec = my_rec(c->t);
-        c->queue = c->rec->queue;
+        c->queue = atab__queue_block(c->rec->queue);
     } else {                      /* X fills it: A sweeps its queue */
         assert_int_equal(atab_release(c->t, c->x), ATAB_OK);
     }
