@@ -203,6 +203,16 @@ static uint64_t new_block(atab_table *t, unsigned code)
     return atab__arr_word(blk, atab__code_groups[code]);
 }
 
+/* The full slots an array word's array takes before an insert grows it:
+** LOAD_NUM/LOAD_DEN of its slots (reserve), below the 32-bit counters'
+** end. */
+static uint32_t load_limit(uint64_t word)
+{
+    size_t cap = atab__is_array(word) ? atab__arr_cap(atab__arr_of(word)) : 0;
+    size_t n = cap * LOAD_NUM / LOAD_DEN;
+    return n < 0x7fffffff ? (uint32_t)n : 0x7fffffff;
+}
+
 /* Moves a locked shard's full slots into a new array of size class `code`
 ** (atab__no_slots when code is 0) and publishes it; where a key would have
 ** to go past its two groups, up to two classes larger instead. Returns the
@@ -227,6 +237,7 @@ uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code)
             break;
     }
     __atomic_store_n(sh->arr, word, __ATOMIC_RELEASE);
+    sh->limit = load_limit(word);
     return old;
 }
 
@@ -283,6 +294,7 @@ static size_t kick(unsigned shard, atab__arr v, size_t g)
 ** insert look at the same two. */
 typedef struct ab_groups {
     uint64_t arr;        /* the array word they were read in */
+    size_t ga, gb;       /* their indexes (gb: where b was read) */
     atab__group a, b;
 } ab_groups;
 
@@ -331,15 +343,13 @@ insert_any(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h, uint64_t *ret
 ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
                         uint64_t *retired, const ab_groups *ab)
 {
-    size_t full = sh->used;
-    if (ATAB__LIKELY(ab->arr == *sh->arr && (ab->a.free | ab->b.free) && full < 0x7fffffff &&
-                     (full + 1) * LOAD_DEN <= atab__shard_cap(sh) * LOAD_NUM)) {
-        atab__arr v = atab__arr_of(ab->arr);
-        int overflow = 0;
-        size_t i = ab->a.free ? atab__h_group(h, v.ngroups) * ATAB__GROUP +
-                                    (unsigned)__builtin_ctz(ab->a.free)
-                              : pick_free(v, h, 0, ab->b.free, &overflow);
-        put(v, i, s, h);
+    if (ATAB__LIKELY(ab->arr == *sh->arr && (ab->a.free | ab->b.free) && sh->used < sh->limit)) {
+        uint32_t f = ab->a.free ? ab->a.free : ab->b.free;
+        uint8_t *ctrl = atab__group_ctrl(atab__arr_of(ab->arr), ab->a.free ? ab->ga : ab->gb);
+        unsigned j = (unsigned)__builtin_ctz(f);
+        /* the slot, then its control byte (put) */
+        __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, s, __ATOMIC_RELEASE);
+        __atomic_store_n(ctrl + j, (uint8_t)atab__h_ctrl(h), __ATOMIC_RELEASE);
         sh->used++;
         return 0;
     }
@@ -394,6 +404,7 @@ static const atab_atom *find_locked(uint64_t arr, const atab__key *k, ab_groups 
     unsigned c = atab__h_ctrl(k->hash);
     size_t ga = atab__h_group(k->hash, v.ngroups), gb = atab__h_group2(k->hash, v.ngroups);
     ab->arr = arr;
+    ab->ga = ga, ab->gb = gb;
     ab->a = atab__group_read(v, ga, c);
     ab->b = (atab__group){0, 0, 0};
     const atab_atom *a = atab__group_find(v, ga, ab->a.match, k->hash, atab__match_key, k, NULL);

@@ -136,7 +136,7 @@ typedef struct atab__group {
 #include <emmintrin.h>
 
 /* Group g's 16 control bytes, compared 16 at a time. Writers store a
-** control word at a time (atab__set_ctrl), so one 16-byte load sees
+** control byte at a time (atab__set_ctrl), so one 16-byte load sees
 ** each byte either before or after a store, which is all a probe needs;
 ** ThreadSanitizer builds read the two words as atomics, as it can check. */
 static inline atab__group atab__group_read(atab__arr a, size_t g, unsigned c)
@@ -292,6 +292,7 @@ typedef struct atab__shard {
     uint64_t *arr;     /* its array's word, &t->arrs[i]: written under the lock */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t statics;  /* cached static atoms among `used` */
+    uint32_t limit;    /* full slots its array takes before an insert grows it */
 } atab__shard;
 
 struct atab_table {
@@ -369,10 +370,8 @@ static inline size_t atab__shard_cap(const atab__shard *sh)
 
 ATAB__INLINE void atab__set_ctrl(atab__arr v, size_t i, unsigned byte)
 {
-    uint64_t *p = atab__ctrl_word_ptr(v, i / 8);
-    uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
-    ((unsigned char *)&w)[i % 8] = (unsigned char)byte;   /* byte i of the word: slot i */
-    __atomic_store_n(p, w, __ATOMIC_RELEASE);
+    __atomic_store_n(atab__group_ctrl(v, i / ATAB__GROUP) + i % ATAB__GROUP, (uint8_t)byte,
+                     __ATOMIC_RELEASE);
 }
 
 /* Empties slot i. A probe stops at a group with an empty slot (probe.h),
