@@ -289,10 +289,10 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 ** they find the slot array by t->arrs[], a read-mostly array. */
 typedef struct atab__shard {
     atab__lock lock;
+    uint32_t limit;    /* full slots its array takes before an insert grows it */
     uint64_t *arr;     /* its array's word, &t->arrs[i]: written under the lock */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t statics;  /* cached static atoms among `used` */
-    uint32_t limit;    /* full slots its array takes before an insert grows it */
 } atab__shard;
 
 struct atab_table {
