@@ -386,9 +386,8 @@ static inline void atab__queue_slot(const atab_atom **q, uint32_t cap, uint32_t 
                                     const atab_atom *a, uint64_t h)
 {
     uint16_t *head = &atab__queue_heads(q)[atab__queue_list(h)];
-    const atab_atom **slot = q + n;
-    *slot = a;
-    *(uint64_t *)(void *)(slot + cap) = (h & ~(uint64_t)ATAB__QUEUE_LINK) | *head;   /* hash n */
+    q[n] = a;
+    atab__queue_hashes(q, cap)[n] = (h & ~(uint64_t)ATAB__QUEUE_LINK) | *head;
     *head = (uint16_t)(n + 1);
 }
 
