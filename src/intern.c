@@ -9,9 +9,10 @@
 **     atom alive; else it probes the key's two groups (probe.h) and takes a
 **     reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
-**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16, 17-32) so
-**     that neither its hash nor its compare branches on the length, whose
-**     ways out are all tail calls, so the hit saves no registers;
+**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16,
+**     17-32) so that neither its hash nor its compare branches on the
+**     length, whose ways out are all tail calls, so the hit saves no
+**     registers;
 **   - a miss leaves the section and finishes under the shard's lock
 **     (atab__find_or_insert_locked, table.c), which inserts;
 **   - every returned dynamic atom carries one reference for the caller;
