@@ -252,7 +252,8 @@ static void content_hash_depends_on_bytes_and_seed_only(void **state)
     o.seed = 7;
     atab_table *stat = atab_table_new(&o);                 /* default statics */
     atab_table *dyn = plain_table(NULL), *rnd = atab_table_new(NULL);
-    const char *keys[] = {"div", "", "x", "0123456789abcdef", "a longer key past sixteen bytes"};
+    const char *keys[] = {"div", "", "x", "0123456789abcdef", "a longer key past sixteen bytes",
+                          "and one past thirty-two bytes, which XXH3 hashes"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         size_t n = strlen(keys[i]);
         const atab_atom *a = atab_intern(dyn, keys[i], n), *b = atab_intern(rnd, keys[i], n);

@@ -16,6 +16,10 @@ static const char *samples[] = {
     "caf\xc3\xa9", "\xc3\x9f\xc3\xa4", /* 2-byte */
     "\xe2\x82\xac" "uro", "\xe6\x97\xa5\xe6\x9c\xac", /* 3-byte */
     "\xf0\x9f\x98\x80", "a\xf0\x9d\x84\x9e" "b", /* 4-byte (surrogate pairs) */
+    "seventeen bytes!!", "data-attribute-name-of-32-bytes!", /* 17-32 bytes: their own class */
+    "caf\xc3\xa9 au lait, s'il vous pla\xc3\xaet",              /* 17-32, 2-byte */
+    "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+    "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", /* 33 bytes: past them */
 };
 
 static void utf8_and_utf16_give_the_same_atom(void **state)
