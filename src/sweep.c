@@ -200,17 +200,6 @@ size_t atab_gc(atab_table *t)
     return freed;
 }
 
-/* Marks slot j of the locked group whose control bytes start at ctrl
-** empty, or deleted where the group has no empty slot (has_empty: what
-** the caller's read of it under the lock says), as atab__erase does, with
-** a store of its one control byte: a probe's read of the group sees it
-** before or after, as it does atab__set_ctrl's store of the word. */
-ATAB__INLINE void erase_in_group(uint8_t *ctrl, unsigned j, int has_empty)
-{
-    __atomic_store_n(&ctrl[j], (uint8_t)(has_empty ? ATAB__CTRL_EMPTY : ATAB__CTRL_DELETED),
-                     __ATOMIC_RELEASE);
-}
-
 /* Unlinks queued atom a of hash h, killed just now, from the locked
 ** shard's array v (the caller counts it off sh->used): its group A's slots
 ** first (where most keys are), each compared whole with the slot a's
@@ -226,14 +215,14 @@ ATAB__INLINE int unlink_queued(atab__arr v, uint64_t h, const atab_atom *a)
     for (uint32_t m = gr.match; m; m &= m - 1) {
         unsigned j = (unsigned)__builtin_ctz(m);
         if (__atomic_load_n(&slots[j], __ATOMIC_RELAXED) == want) {   /* the lock's writes */
-            erase_in_group(ctrl, j, gr.empty != 0);
+            atab__erase_in_group(ctrl, j, gr.empty != 0);
             return 1;
         }
     }
     if (!atab__probe(v, h, atab__match_atom, a, &at))
         return 0;
     g = at / ATAB__GROUP;
-    erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
+    atab__erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
     return 1;
 }
 

@@ -252,7 +252,7 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
         atab__set_error(ATAB_ENOMEM);
         return -1;
     }
-    if ((full + 1) * LOAD_DEN <= cap * LOAD_NUM)
+    if (full < sh->limit)   /* below LOAD_NUM/LOAD_DEN of its slots (load_limit) */
         return 0;
     atab_status saved = atab_last_error();
     uint64_t old = atab__rebuild(t, sh, atab__code_for((size_t)sh->used + 1));

@@ -374,6 +374,15 @@ ATAB__INLINE void atab__set_ctrl(atab__arr v, size_t i, unsigned byte)
                      __ATOMIC_RELEASE);
 }
 
+/* atab__erase of slot j of the locked group whose control bytes start at
+** ctrl, given what the caller's read of that group under the lock says of
+** its empty slots (has_empty): one store of its control byte. */
+ATAB__INLINE void atab__erase_in_group(uint8_t *ctrl, unsigned j, int has_empty)
+{
+    __atomic_store_n(&ctrl[j], (uint8_t)(has_empty ? ATAB__CTRL_EMPTY : ATAB__CTRL_DELETED),
+                     __ATOMIC_RELEASE);
+}
+
 /* Empties slot i. A probe stops at a group with an empty slot (probe.h),
 ** so a slot may become empty only in a group that has an empty slot
 ** still: such a group was never full since its array was built, so no key
@@ -383,11 +392,9 @@ ATAB__INLINE void atab__set_ctrl(atab__arr v, size_t i, unsigned byte)
 ** atom, which is freed only after a grace period. */
 ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
 {
-    if (atab__group_read(v, i / ATAB__GROUP, 0).empty) {
-        atab__set_ctrl(v, i, ATAB__CTRL_EMPTY);
-    } else {
-        atab__set_ctrl(v, i, ATAB__CTRL_DELETED);
-    }
+    size_t g = i / ATAB__GROUP;
+    atab__erase_in_group(atab__group_ctrl(v, g), i % ATAB__GROUP,
+                         atab__group_read(v, g, 0).empty != 0);
     sh->used--;
 }
 
