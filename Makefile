@@ -313,8 +313,13 @@ membytes: report-tool
 # make bench-threads  atomthreads: 1..16 threads on one shared table
 # make bench-callgrind  Ir per op (exact) for every backend and workload
 # make bench-size     stripped sizes of libatomtab.so and a minimal program
+# make bench-ab AB_A=REV AB_B=REV  two commits in one process, rounds
+#                     alternated (tools/ab.sh, bench/abtest.c): B/A per
+#                     workload on AB_FILES (default the corpus); WORK names
+#                     the working tree
 # Knobs: BENCH_ARGS (e.g. --json, --reps 9), THREADS_ARGS (--threads 1,2 --ms 500),
-#        CALLGRIND_FILES (default the corpus; add $(BIG_TOKENS): minutes).
+#        CALLGRIND_FILES (default the corpus; add $(BIG_TOKENS): minutes),
+#        AB_ROUNDS (10), AB_WORKLOADS (stream,hit,hitrel,mix).
 # Another bench joins `make bench` with a line `bench: bench-NAME`.
 BENCH_DIR    := $(O)/bench
 ATOMBENCH    := $(BENCH_DIR)/atombench
@@ -353,6 +358,14 @@ bench-callgrind: bench-tools
 	@for f in $(CALLGRIND_FILES); do sh tools/bench-callgrind.sh $(ATOMBENCH) $$f || exit 1; done
 bench-size: tests
 	sh tools/codesize.sh $(O)
+AB_A ?= HEAD
+AB_B ?= WORK
+AB_FILES ?= $(CORPUS)
+AB_ROUNDS ?= 10
+AB_WORKLOADS ?= stream,hit,hitrel,mix
+.PHONY: bench-ab
+bench-ab: $(AB_FILES)
+	@for f in $(AB_FILES); do sh tools/ab.sh $(AB_A) $(AB_B) $$f $(AB_ROUNDS) $(AB_WORKLOADS) || exit 1; done
 
 # ---- reliability: fuzzing, stress, hash flooding, valgrind ----
 # make fuzz [FUZZ_TIME=60]   libFuzzer + ASan + UBSan (clang), seeds in

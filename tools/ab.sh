@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ab.sh - two commits of atomtab timed against each other in one process
+# (bench/abtest.c): each commit's libatomtab.a is built in a worktree of its
+# own, one build's global symbols are renamed B_..., and both link into one
+# atomabtest, whose rounds alternate between them; then again with the
+# builds' places swapped. On a shared machine whose times swing from run to
+# run, B/A is then a same-run ratio.
+# usage: tools/ab.sh REV_A REV_B FILE [ROUNDS] [WORKLOADS]
+#   REV_A, REV_B  commits (or WORK for the working tree as it is)
+#   ROUNDS        rounds a build and workload (default 10)
+#   WORKLOADS     a comma list of stream,hit,hitrel,mix (default all)
+# Knobs (environment): CC (cc), AB_CFLAGS (extra -D... for both builds).
+set -e
+a=$1 b=$2 file=$3 rounds=${4:-10} only=${5:-stream,hit,hitrel,mix}
+[ -n "$a" ] && [ -n "$b" ] && [ -n "$file" ] || {
+    echo "usage: $0 REV_A REV_B FILE [ROUNDS] [WORKLOADS]" >&2; exit 2; }
+CC=${CC:-cc}
+root=$(git rev-parse --show-toplevel)
+tmp=$(mktemp -d)
+trap 'for w in "$tmp"/wt-*; do [ -d "$w" ] && git -C "$root" worktree remove --force "$w"; done; rm -rf "$tmp"' EXIT
+
+# lib REV NAME: builds REV's libatomtab.a as $tmp/NAME.a
+lib() {
+    if [ "$1" = WORK ]; then
+        src=$root
+    else
+        src=$tmp/wt-$2
+        git -C "$root" worktree add -q --detach "$src" "$1"
+    fi
+    make -C "$src" -s O="$tmp/build-$2" CFLAGS="${AB_CFLAGS:-}" "$tmp/build-$2/libatomtab.a" >/dev/null
+    cp "$tmp/build-$2/libatomtab.a" "$tmp/$2.a"
+}
+lib "$a" a
+lib "$b" b
+# each build once as itself and once renamed, so that two binaries hold
+# them in both places: what the place itself costs (link order, which table
+# is made first) cancels in the geometric mean of the two B/A
+for v in a b; do
+    nm -g --defined-only "$tmp/$v.a" | awk 'NF == 3 { print $3 " B_" $3 }' | sort -u > "$tmp/syms-$v"
+    objcopy --redefine-syms="$tmp/syms-$v" "$tmp/$v.a" "$tmp/$v-renamed.a"
+done
+$CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" "$root/bench/abtest.c" -o "$tmp/ab" \
+    "$tmp/a.a" "$tmp/b-renamed.a" -lxxhash -pthread
+$CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" "$root/bench/abtest.c" -o "$tmp/ba" \
+    "$tmp/b.a" "$tmp/a-renamed.a" -lxxhash -pthread
+name() { [ "$1" = WORK ] && echo "working tree on $(git -C "$root" rev-parse --short HEAD)" ||
+    git -C "$root" rev-parse --short "$1"; }
+echo "A = $a ($(name "$a")), B = $b ($(name "$b"))"
+"$tmp/ab" "$file" --rounds "$rounds" --only "$only" | tee "$tmp/out-ab"
+echo "the same with B linked as itself and A renamed (its ratios are A/B):"
+"$tmp/ba" "$file" --rounds "$rounds" --only "$only" | tee "$tmp/out-ba"
+echo "B/A, the geometric mean of both runs (best, mean):"
+awk 'FNR == NR && NF == 7 && $2 ~ /^[0-9.]+$/ { b[$1] = $6; m[$1] = $7; next }
+     NF == 7 && $2 ~ /^[0-9.]+$/ && ($1 in b) {
+         printf "  %-8s %6.3f %6.3f\n", $1, sqrt(b[$1] / $6), sqrt(m[$1] / $7) }' \
+    "$tmp/out-ab" "$tmp/out-ba"
