@@ -30,14 +30,6 @@ void B_atab_table_free(atab_table *t);
 const atab_atom *B_atab_intern(atab_table *t, const char *s, size_t len);
 int B_atab_release(atab_table *t, const atab_atom *a);
 
-typedef struct build {
-    atab_table *(*table_new)(const atab_options *opts);
-    void (*table_free)(atab_table *t);
-    const atab_atom *(*intern)(atab_table *t, const char *s, size_t len);
-    int (*release)(atab_table *t, const atab_atom *a);
-    atab_table *warm;
-} build;
-
 static volatile uintptr_t sink;
 
 /* Is w one of the comma list's items? */
@@ -61,35 +53,53 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* One round of workload w on build b: ns per op. */
-static double round_ns(const build *b, const tokens *k, const char *w, unsigned long long *fresh)
-{
-    uintptr_t x = 0;
-    atab_table *t = strcmp(w, "stream") == 0 ? b->table_new(NULL) : b->warm;
-    double t0 = now_ns();
-    if (strcmp(w, "stream") == 0 || strcmp(w, "hit") == 0) {
-        for (size_t i = 0; i < k->n; i++)
-            x ^= (uintptr_t)b->intern(t, k->s[i], k->len[i]);
-    } else if (strcmp(w, "hitrel") == 0) {
-        for (size_t i = 0; i < k->n; i++)
-            b->release(t, b->intern(t, k->s[i], k->len[i]));
-    } else {
-        char buf[32];
-        for (size_t i = 0; i < k->n; i++) {
-            if ((i & 7) == 7) {
-                int n = snprintf(buf, sizeof buf, "mix-0-%llu", (*fresh)++);
-                b->release(t, b->intern(t, buf, (size_t)n));
-            } else {
-                b->release(t, b->intern(t, k->s[i], k->len[i]));
-            }
-        }
+enum { STREAM, HIT, HITREL, MIX, WORKLOADS };
+static const char *const workload_names[WORKLOADS] = {"stream", "hit", "hitrel", "mix"};
+
+/* P_round(k, w, warm, fresh): one round of workload w on build P, in ns per
+** op, its functions called directly as a host calls them: on the warm
+** table, or for the stream a fresh one. P_warm(k): the warm table. */
+#define BUILD_ROUND(P, NEW, FREE, INTERN, RELEASE)                                        \
+    __attribute__((noinline)) static double P##_round(const tokens *k, int w,            \
+                                                      atab_table *warm,                 \
+                                                      unsigned long long *fresh)        \
+    {                                                                                   \
+        uintptr_t x = 0;                                                                \
+        atab_table *t = w == STREAM ? NEW(NULL) : warm;                                 \
+        double t0 = now_ns();                                                           \
+        if (w == STREAM || w == HIT) {                                                  \
+            for (size_t i = 0; i < k->n; i++)                                           \
+                x ^= (uintptr_t)INTERN(t, k->s[i], k->len[i]);                          \
+        } else if (w == HITREL) {                                                       \
+            for (size_t i = 0; i < k->n; i++)                                           \
+                RELEASE(t, INTERN(t, k->s[i], k->len[i]));                              \
+        } else {                                                                        \
+            char buf[32];                                                               \
+            for (size_t i = 0; i < k->n; i++) {                                         \
+                if ((i & 7) == 7) {                                                     \
+                    int n = snprintf(buf, sizeof buf, "mix-0-%llu", (*fresh)++);        \
+                    RELEASE(t, INTERN(t, buf, (size_t)n));                              \
+                } else {                                                                \
+                    RELEASE(t, INTERN(t, k->s[i], k->len[i]));                          \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+        double ns = (now_ns() - t0) / (double)k->n;                                     \
+        sink = x;                                                                       \
+        if (t != warm)                                                                  \
+            FREE(t);                                                                    \
+        return ns;                                                                      \
+    }                                                                                   \
+    static atab_table *P##_warm(const tokens *k)                                        \
+    {                                                                                   \
+        atab_table *t = NEW(NULL);                                                      \
+        for (size_t i = 0; t && i < k->n; i++)                                          \
+            INTERN(t, k->s[i], k->len[i]);                                              \
+        return t;                                                                       \
     }
-    double ns = (now_ns() - t0) / (double)k->n;
-    sink = x;
-    if (t != b->warm)
-        b->table_free(t);
-    return ns;
-}
+
+BUILD_ROUND(a, atab_table_new, atab_table_free, atab_intern, atab_release)
+BUILD_ROUND(b, B_atab_table_new, B_atab_table_free, B_atab_intern, B_atab_release)
 
 int main(int argc, char **argv)
 {
@@ -109,36 +119,31 @@ int main(int argc, char **argv)
     }
     tokens k;
     tokens_load(file, &k, "atomabtest");
-    build b[2] = {
-        {atab_table_new, atab_table_free, atab_intern, atab_release, NULL},
-        {B_atab_table_new, B_atab_table_free, B_atab_intern, B_atab_release, NULL},
-    };
-    for (int v = 0; v < 2; v++) {
-        b[v].warm = b[v].table_new(NULL);
-        for (size_t i = 0; i < k.n; i++)
-            b[v].intern(b[v].warm, k.s[i], k.len[i]);
+    atab_table *warm[2] = {a_warm(&k), b_warm(&k)};
+    if (!warm[0] || !warm[1]) {
+        fprintf(stderr, "atomabtest: %s\n", atab_strerror(atab_last_error()));
+        return 1;
     }
     printf("%s: %zu tokens; %d rounds a build, alternated A B B A ...; ns per op\n", file, k.n,
            rounds);
     printf("%-8s %10s %10s %10s %10s %9s %9s\n", "workload", "A best", "A mean", "B best", "B mean",
            "B/A best", "B/A mean");
-    static const char *const all[] = {"stream", "hit", "hitrel", "mix"};
     unsigned long long fresh[2] = {0, 0};
-    for (size_t w = 0; w < sizeof all / sizeof *all; w++) {
-        if (!listed(only, all[w]))
+    for (int w = 0; w < WORKLOADS; w++) {
+        if (!listed(only, workload_names[w]))
             continue;
         double best[2] = {1e300, 1e300}, sum[2] = {0, 0};
         for (int r = 0; r < 2 * rounds; r++) {
             int v = (r & 1) ^ ((r >> 1) & 1);
-            double ns = round_ns(&b[v], &k, all[w], &fresh[v]);
+            double ns = v ? b_round(&k, w, warm[1], &fresh[1]) : a_round(&k, w, warm[0], &fresh[0]);
             best[v] = ns < best[v] ? ns : best[v];
             sum[v] += ns;
         }
-        printf("%-8s %10.2f %10.2f %10.2f %10.2f %9.3f %9.3f\n", all[w], best[0], sum[0] / rounds,
-               best[1], sum[1] / rounds, best[1] / best[0], sum[1] / sum[0]);
+        printf("%-8s %10.2f %10.2f %10.2f %10.2f %9.3f %9.3f\n", workload_names[w], best[0],
+               sum[0] / rounds, best[1], sum[1] / rounds, best[1] / best[0], sum[1] / sum[0]);
     }
-    for (int v = 0; v < 2; v++)
-        b[v].table_free(b[v].warm);
+    atab_table_free(warm[0]);
+    B_atab_table_free(warm[1]);
     free(k.text), free(k.s), free(k.len);
     return 0;
 }

@@ -40,10 +40,13 @@ for v in a b; do
     nm -g --defined-only "$tmp/$v.a" | awk 'NF == 3 { print $3 " B_" $3 }' | sort -u > "$tmp/syms-$v"
     objcopy --redefine-syms="$tmp/syms-$v" "$tmp/$v.a" "$tmp/$v-renamed.a"
 done
-$CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" "$root/bench/abtest.c" -o "$tmp/ab" \
-    "$tmp/a.a" "$tmp/b-renamed.a" -lxxhash -pthread
-$CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" "$root/bench/abtest.c" -o "$tmp/ba" \
-    "$tmp/b.a" "$tmp/a-renamed.a" -lxxhash -pthread
+# bin NAME ITSELF RENAMED: atomabtest with build ITSELF as A and RENAMED as B
+bin() {
+    $CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" "$root/bench/abtest.c" -o "$tmp/$1" \
+        "$tmp/$2.a" "$tmp/$3-renamed.a" -lxxhash -pthread
+}
+bin ab a b
+bin ba b a
 name() { [ "$1" = WORK ] && echo "working tree on $(git -C "$root" rev-parse --short HEAD)" ||
     git -C "$root" rev-parse --short "$1"; }
 echo "A = $a ($(name "$a")), B = $b ($(name "$b"))"
