@@ -4,8 +4,10 @@
 ** rounds alternated, so that a shared machine's slow spells fall on both.
 ** Build A is linked as it is; build B with every global symbol it defines
 ** renamed B_... (tools/ab.sh does both). Each round runs one workload on
-** one build; the rounds go A B B A A B ..., and each figure is the best and
-** the mean of a build's rounds, beside B/A.
+** one build, as many passes over the file as make it last 40 ms at least
+** (a shared machine's slow spells are longer than one short round); the
+** rounds go A B B A A B ..., and each figure is the best and the mean of a
+** build's rounds, beside B/A.
 **
 ** Workloads (ns per op), each over every token of the file:
 **   stream  a fresh table per round, every token in file order
@@ -53,42 +55,50 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+#define ROUND_NS 40e6   /* a round lasts this long at least: passes over the file */
+
 enum { STREAM, HIT, HITREL, MIX, WORKLOADS };
 static const char *const workload_names[WORKLOADS] = {"stream", "hit", "hitrel", "mix"};
 
-/* P_round(k, w, warm, fresh): one round of workload w on build P, in ns per
-** op, its functions called directly as a host calls them: on the warm
-** table, or for the stream a fresh one. P_warm(k): the warm table. */
+/* P_round(k, w, warm, fresh, passes): one round of workload w on build P,
+** `passes` passes over the file, in ns per op; its functions are called
+** directly, as a host calls them, on the warm table or, for the stream, a
+** fresh one each pass (made and freed outside the clock). P_warm(k): the
+** warm table. */
 #define BUILD_ROUND(P, NEW, FREE, INTERN, RELEASE)                                        \
     __attribute__((noinline)) static double P##_round(const tokens *k, int w,            \
                                                       atab_table *warm,                 \
-                                                      unsigned long long *fresh)        \
+                                                      unsigned long long *fresh,        \
+                                                      int passes)                       \
     {                                                                                   \
         uintptr_t x = 0;                                                                \
-        atab_table *t = w == STREAM ? NEW(NULL) : warm;                                 \
-        double t0 = now_ns();                                                           \
-        if (w == STREAM || w == HIT) {                                                  \
-            for (size_t i = 0; i < k->n; i++)                                           \
-                x ^= (uintptr_t)INTERN(t, k->s[i], k->len[i]);                          \
-        } else if (w == HITREL) {                                                       \
-            for (size_t i = 0; i < k->n; i++)                                           \
-                RELEASE(t, INTERN(t, k->s[i], k->len[i]));                              \
-        } else {                                                                        \
-            char buf[32];                                                               \
-            for (size_t i = 0; i < k->n; i++) {                                         \
-                if ((i & 7) == 7) {                                                     \
-                    int n = snprintf(buf, sizeof buf, "mix-0-%llu", (*fresh)++);        \
-                    RELEASE(t, INTERN(t, buf, (size_t)n));                              \
-                } else {                                                                \
+        double ns = 0;                                                                  \
+        for (int pass = 0; pass < passes; pass++) {                                     \
+            atab_table *t = w == STREAM ? NEW(NULL) : warm;                             \
+            double t0 = now_ns();                                                       \
+            if (w == STREAM || w == HIT) {                                              \
+                for (size_t i = 0; i < k->n; i++)                                       \
+                    x ^= (uintptr_t)INTERN(t, k->s[i], k->len[i]);                      \
+            } else if (w == HITREL) {                                                   \
+                for (size_t i = 0; i < k->n; i++)                                       \
                     RELEASE(t, INTERN(t, k->s[i], k->len[i]));                          \
+            } else {                                                                    \
+                char buf[32];                                                           \
+                for (size_t i = 0; i < k->n; i++) {                                     \
+                    if ((i & 7) == 7) {                                                 \
+                        int n = snprintf(buf, sizeof buf, "mix-0-%llu", (*fresh)++);    \
+                        RELEASE(t, INTERN(t, buf, (size_t)n));                          \
+                    } else {                                                            \
+                        RELEASE(t, INTERN(t, k->s[i], k->len[i]));                      \
+                    }                                                                   \
                 }                                                                       \
             }                                                                           \
+            ns += now_ns() - t0;                                                        \
+            if (t != warm)                                                              \
+                FREE(t);                                                                \
         }                                                                               \
-        double ns = (now_ns() - t0) / (double)k->n;                                     \
         sink = x;                                                                       \
-        if (t != warm)                                                                  \
-            FREE(t);                                                                    \
-        return ns;                                                                      \
+        return ns / ((double)k->n * passes);                                            \
     }                                                                                   \
     static atab_table *P##_warm(const tokens *k)                                        \
     {                                                                                   \
@@ -124,18 +134,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "atomabtest: %s\n", atab_strerror(atab_last_error()));
         return 1;
     }
-    printf("%s: %zu tokens; %d rounds a build, alternated A B B A ...; ns per op\n", file, k.n,
-           rounds);
+    printf("%s: %zu tokens; %d rounds a build of 40 ms or more, alternated A B B A ...; "
+           "ns per op\n", file, k.n, rounds);
     printf("%-8s %10s %10s %10s %10s %9s %9s\n", "workload", "A best", "A mean", "B best", "B mean",
            "B/A best", "B/A mean");
     unsigned long long fresh[2] = {0, 0};
     for (int w = 0; w < WORKLOADS; w++) {
         if (!listed(only, workload_names[w]))
             continue;
+        /* a round of at least ROUND_NS, by a first pass of each (not counted) */
+        double once = a_round(&k, w, warm[0], &fresh[0], 1) + b_round(&k, w, warm[1], &fresh[1], 1);
+        int passes = (int)(ROUND_NS / (once / 2 * (double)k.n)) + 1;
         double best[2] = {1e300, 1e300}, sum[2] = {0, 0};
         for (int r = 0; r < 2 * rounds; r++) {
             int v = (r & 1) ^ ((r >> 1) & 1);
-            double ns = v ? b_round(&k, w, warm[1], &fresh[1]) : a_round(&k, w, warm[0], &fresh[0]);
+            double ns = v ? b_round(&k, w, warm[1], &fresh[1], passes)
+                          : a_round(&k, w, warm[0], &fresh[0], passes);
             best[v] = ns < best[v] ? ns : best[v];
             sum[v] += ns;
         }
