@@ -21,11 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <atomtab.h>
 
-#include "tokens.h"
+#include "stats.h"   /* now_ns; tokens.h */
 
 atab_table *B_atab_table_new(const atab_options *opts);
 void B_atab_table_free(atab_table *t);
@@ -46,13 +45,6 @@ static int listed(const char *list, const char *w)
         if (!*p)
             return 0;
     }
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 #define ROUND_NS 40e6   /* a round lasts this long at least: passes over the file */
