@@ -251,6 +251,72 @@ void atab__chunks_gc(atab_table *t)
     pthread_mutex_unlock(&t->chunk_lock);
 }
 
+/* ---- pools of small slot arrays ---- */
+
+/* The arrays a pool of arrays of `bytes` holds, and its size. */
+static unsigned pool_arrays(size_t bytes)
+{
+    return (unsigned)((ATAB__POOL_MIN + bytes - 1) / bytes);
+}
+
+static size_t pool_size(const atab__pool *p)
+{
+    return sizeof *p + (size_t)p->n * p->bytes;
+}
+
+_Static_assert(sizeof(atab__pool) == 16, "a pool's arrays stay 16-aligned");
+_Static_assert((ATAB__POOL_MIN + ATAB__POOL_LEAST - 1) / ATAB__POOL_LEAST <= 16,
+               "a pool's arrays fit its bit mask");
+
+void *atab__arr_alloc(atab_table *t, size_t bytes)
+{
+    if (!atab__pooled(bytes))
+        return atab__alloc(t, bytes);
+    pthread_mutex_lock(&t->chunk_lock);
+    atab__pool *p = t->pools;
+    while (p && (p->bytes != bytes || p->used == (1u << p->n) - 1))
+        p = p->next;
+    if (!p) {
+        unsigned n = pool_arrays(bytes);
+        if ((p = atab__alloc(t, sizeof *p + n * bytes)) != NULL) {
+            p->bytes = (uint32_t)bytes;
+            p->n = (uint16_t)n;
+            p->used = 0;
+            p->next = t->pools;
+            t->pools = p;
+        }
+    }
+    void *a = NULL;
+    if (p) {
+        unsigned i = (unsigned)__builtin_ctz(~(unsigned)p->used);
+        p->used |= (uint16_t)(1u << i);
+        a = (char *)(p + 1) + (size_t)i * bytes;
+    }
+    pthread_mutex_unlock(&t->chunk_lock);
+    return a;
+}
+
+void atab__arr_free(atab_table *t, void *a, size_t bytes)
+{
+    if (!atab__pooled(bytes)) {
+        atab__free(t, a, bytes);
+        return;
+    }
+    pthread_mutex_lock(&t->chunk_lock);
+    for (atab__pool **pp = &t->pools, *p; (p = *pp) != NULL; pp = &p->next) {
+        char *base = (char *)(p + 1);
+        if (p->bytes != bytes || (char *)a < base || (char *)a >= base + (size_t)p->n * bytes)
+            continue;
+        p->used &= (uint16_t)~(1u << (size_t)((char *)a - base) / bytes);
+        if (!p->used) {
+            *pp = p->next;
+            atab__free(t, p, pool_size(p));
+        }
+        break;
+    }
+    pthread_mutex_unlock(&t->chunk_lock);
+}
+
 void atab__chunks_init(atab_table *t)
 {
     pthread_mutex_init(&t->chunk_lock, NULL);
@@ -261,6 +327,11 @@ void atab__chunks_fini(atab_table *t)
     for (size_t i = 0; i < t->n_chunks; i++)
         atab__free(t, (void *)t->chunks[i], ((atab__chunk *)t->chunks[i])->size);
     atab__free(t, t->chunks, t->cap_chunks * sizeof *t->chunks);
+    for (atab__pool *p = t->pools, *next; p; p = next) {   /* none left in use */
+        next = p->next;
+        atab__free(t, p, pool_size(p));
+    }
+    t->pools = NULL;
     t->chunks = NULL;
     t->n_chunks = t->cap_chunks = 0;
     memset(&t->shared, 0, sizeof t->shared);
@@ -273,6 +344,8 @@ void atab__chunks_visit(atab_table *t, atab__chunk_fn fn, void *ud)
     pthread_mutex_lock(&t->chunk_lock);
     if (t->chunks)
         fn(ud, t->chunks, t->cap_chunks * sizeof *t->chunks, 0);
+    for (const atab__pool *p = t->pools; p; p = p->next)
+        fn(ud, p, pool_size(p), 0);
     for (size_t i = 0; i < t->n_chunks; i++)
         fn(ud, (const void *)t->chunks[i], ((const atab__chunk *)t->chunks[i])->size, 1);
     pthread_mutex_unlock(&t->chunk_lock);

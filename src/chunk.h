@@ -37,8 +37,24 @@
 ** explicit/atoms/dynamic/free counts them, with the chunks' headers and
 ** uncarved tails).
 **
+** Pools. A slot array of 2 to 7 groups (ATAB__POOL_LEAST to
+** ATAB__POOL_MAX bytes: table.h's size classes) is one of the arrays of a
+** pool: one allocation of a header and as many arrays of that size as
+** make it at least ATAB__POOL_MIN bytes, freed when its last array is. A
+** shard's array grows through each of those sizes, and glibc's malloc
+** keeps up to 7 freed blocks of each size up to 1,032 bytes in a
+** per-thread cache, counted as in use: freed one by one, the 64 shards'
+** outgrown arrays would leave about 30 KB there. A pool is past that
+** cache's sizes. Its cost is the room its shards left while others of
+** its arrays are still in use. A one-group array is not pooled: a pool of
+** 7 would keep most of its room spare once the shards have moved on, for
+** a cache that holds 1.2 KB of them. The pools are listed in the table
+** (chunk_lock); the report counts each as one block of the table's, its
+** unused arrays included.
+**
 ** chunk_lock is the innermost lock: taken under a shard's lock (an insert
-** carves) and under reg_lock (a flush frees the blocks queues kept).
+** carves, a growth takes an array) and under reg_lock (a flush frees the
+** blocks queues kept).
 */
 #ifndef ATAB_CHUNK_H
 #define ATAB_CHUNK_H
@@ -118,6 +134,31 @@ static inline void *atab__chunk_carve(atab_table *t, atab__bump *b, size_t bytes
     return atab__chunk_carve_slow(t, b, bytes);
 }
 
+#define ATAB__POOL_LEAST 320  /* the smallest array a pool holds: 2 groups */
+#define ATAB__POOL_MAX 1024   /* the largest: 7 groups */
+#define ATAB__POOL_MIN 1024   /* a pool's arrays take at least this many bytes, so that
+                                 with its header it is past glibc's cached sizes */
+
+/* A pool's header; its arrays follow (16-aligned, as the pool). */
+typedef struct atab__pool {
+    struct atab__pool *next;   /* the table's pools (chunk_lock) */
+    uint32_t bytes;            /* each array's */
+    uint16_t n;                /* arrays it holds */
+    uint16_t used;             /* bit i: array i is in use */
+} atab__pool;
+
+/* Is a slot array of `bytes` one of a pool's? */
+static inline int atab__pooled(size_t bytes)
+{
+    return bytes >= ATAB__POOL_LEAST && bytes <= ATAB__POOL_MAX;
+}
+
+/* A slot array's block of `bytes`: from a pool (atab__pooled), else an
+** allocation of its own; NULL (error set) when none can be had. */
+ATAB__HIDDEN void *atab__arr_alloc(atab_table *t, size_t bytes);
+/* Gives back a block of atab__arr_alloc (a pool's last array frees it). */
+ATAB__HIDDEN void atab__arr_free(atab_table *t, void *p, size_t bytes);
+
 /* Gives the blocks of lists[0..ATAB__CHUNK_CLASSES) (by size class, linked
 ** through their first word) back, and empties the lists. */
 ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
@@ -131,7 +172,8 @@ ATAB__HIDDEN void atab__chunks_init(atab_table *t);
 /* Frees every chunk and the directory (the table goes; no thread uses it). */
 ATAB__HIDDEN void atab__chunks_fini(atab_table *t);
 /* For the reporter: fn(ud, block, bytes, is_chunk) for the directory's
-** block (is_chunk 0) and for each chunk (1), under chunk_lock. */
+** block and each pool (is_chunk 0), and for each chunk (1), under
+** chunk_lock. */
 typedef void (*atab__chunk_fn)(void *ud, const void *block, size_t bytes, int is_chunk);
 ATAB__HIDDEN void atab__chunks_visit(atab_table *t, atab__chunk_fn fn, void *ud);
 

@@ -120,7 +120,7 @@ ATAB__INLINE void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 void atab__free_arr(atab_table *t, uint64_t word)
 {
     if (atab__is_array(word))
-        atab__free(t, atab__arr_of(word).base, atab__code_bytes(atab__code_of(word)));
+        atab__arr_free(t, atab__arr_of(word).base, atab__code_bytes(atab__code_of(word)));
 }
 
 /* Puts an array that a growing shard replaced on the table's retired list
@@ -192,11 +192,11 @@ static uint64_t fill(unsigned shard, uint64_t to, uint64_t from)
 static uint64_t new_block(atab_table *t, unsigned code)
 {
     size_t bytes = atab__code_bytes(code);
-    void *blk = atab__alloc(t, bytes);
+    void *blk = atab__arr_alloc(t, bytes);
     if (!blk)
         return 0;
     if ((uint64_t)(uintptr_t)blk >> 48 || (uintptr_t)blk % 16) {   /* as no memory */
-        atab__free(t, blk, bytes);
+        atab__arr_free(t, blk, bytes);
         atab__set_error(ATAB_ENOMEM);
         return 0;
     }
@@ -470,16 +470,20 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         atab__shard *sh = &t->shards[i];
         atab__lock_take(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(*sh->arr);
-        if (atab__is_array(*sh->arr) && array_fn)
-            array_fn(ud, v.base, atab__code_bytes(atab__code_of(*sh->arr)));
+        size_t bytes = atab__is_array(*sh->arr) ? atab__code_bytes(atab__code_of(*sh->arr)) : 0;
+        if (array_fn && bytes && !atab__pooled(bytes))
+            array_fn(ud, v.base, bytes);   /* a pool's: atab__chunks_visit */
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
         atab__lock_drop(&sh->lock);
     }
     atab__lock_take(&t->retired_lock);
-    for (uint32_t i = 0; i < t->n_retired && array_fn; i++)
-        array_fn(ud, atab__arr_of(t->retired[i]).base, atab__code_bytes(atab__code_of(t->retired[i])));
+    for (uint32_t i = 0; i < t->n_retired && array_fn; i++) {
+        size_t bytes = atab__code_bytes(atab__code_of(t->retired[i]));
+        if (!atab__pooled(bytes))
+            array_fn(ud, atab__arr_of(t->retired[i]).base, bytes);
+    }
     atab__lock_drop(&t->retired_lock);
 }
 

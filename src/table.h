@@ -340,6 +340,7 @@ struct atab_table {
     atab__bump shared;          /* the current chunk of threads without a record */
     atab_atom *free_blocks[ATAB__CHUNK_CLASSES];   /* blocks freed back to their
                                                       chunks, by size class */
+    atab__pool *pools;          /* the pools of small slot arrays (chunk.h) */
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */

@@ -649,6 +649,22 @@ static void *do_grow(void *arg)
     return NULL;
 }
 
+/* Interns keys of the reader's shard until its array is an allocation of
+** its own, past the pools' sizes (chunk.h), so that its free is seen. */
+static void fill_past_pools(grow_case *c)
+{
+    char buf[32];
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t w = __atomic_load_n(&c->t->arrs[c->shard], __ATOMIC_ACQUIRE);
+        if (atab__is_array(w) && atab__code_bytes(atab__code_of(w)) > ATAB__POOL_MAX)
+            return;
+        snprintf(buf, sizeof buf, "pre%d", i);
+        if (shard_of_key(c->t, buf) == c->shard)
+            atab_intern_cstr(c->t, buf);   /* held: freed with the table */
+    }
+    fail_msg("the shard's array stayed in a pool");
+}
+
 static void *do_grow_gc(void *arg)
 {
     grow_case *c = arg;
@@ -703,6 +719,7 @@ static void grow_schedule(int pause_r, int r_first, int c_goes_first, int limite
     c.t = atab_table_new(&o);
     const atab_atom *x = atab_intern_cstr(c.t, READ_KEY);
     c.shard = shard_of_key(c.t, READ_KEY);
+    fill_past_pools(&c);
     uint64_t old = c.t->arrs[c.shard];
     assert_true((old & ATAB__ARR_ADDR) != (uintptr_t)atab__no_slots);   /* a real array */
     int old_blk = wa_watch(&wa, atab__arr_of(old).base);

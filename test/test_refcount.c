@@ -67,6 +67,18 @@ static void intern_numbered(atab_table *t, const char *prefix, const atab_atom *
     }
 }
 
+/* Does one of t's pools (chunk.h) have block p in use? */
+static int pool_holds(atab_table *t, const void *p)
+{
+    for (const atab__pool *pl = t->pools; pl; pl = pl->next) {
+        const char *base = (const char *)(pl + 1);
+        size_t i = (size_t)((const char *)p - base) / pl->bytes;
+        if ((const char *)p >= base && i < pl->n && base + i * pl->bytes == p)
+            return (pl->used >> i) & 1;
+    }
+    return 0;
+}
+
 static void sweep_frees_exactly_the_unused(void **state)
 {
     (void)state;
@@ -81,13 +93,22 @@ static void sweep_frees_exactly_the_unused(void **state)
     intern_numbered(t, "atom", atoms, N, 0);
     long before = c.live;
     uint32_t retired = t->n_retired;
+    uint64_t words[ATAB__RETIRED_MAX];
+    memcpy(words, t->retired, retired * sizeof *words);
     if (t->recs)   /* arrays the inserts replaced wait for a grace period */
         assert_true(retired > 0);
     else   /* ATAB_DEBUG keeps no records: every reader locks, nothing waits */
         assert_int_equal(retired, 0);
     assert_int_equal(atab_gc(t), 0);   /* no atom unused: its grace period frees them */
-    assert_int_equal(c.live, before - (long)retired);
     assert_int_equal(t->n_retired, 0);
+    long own = 0;   /* each either freed, or back in its pool */
+    for (uint32_t i = 0; i < retired; i++) {
+        size_t bytes = atab__code_bytes(atab__code_of(words[i]));
+        own += !atab__pooled(bytes);
+        if (atab__pooled(bytes))
+            assert_false(pool_holds(t, atab__arr_of(words[i]).base));
+    }
+    assert_true(c.live <= before - own);   /* and the pools they emptied */
     size_t gone = 0;   /* the released atoms' bytes */
     for (int i = 0; i < N; i += 3) {
         gone += sizeof(atab_atom) + atab_len(atoms[i]) + 1;
