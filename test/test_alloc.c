@@ -121,6 +121,34 @@ static void freed_blocks_are_reused_and_empty_chunks_go_back(void **state)
     assert_false(c.size_mismatch);
 }
 
+/* Slot arrays of 2 to 7 groups come from pools (chunk.h): a pool goes back
+** to the allocator with its last array, so once every shard has outgrown
+** them none is left, and the report counts what the table holds. */
+static void pools_go_back_with_their_last_array(void **state)
+{
+    (void)state;
+    enum { N = 12000 };   /* 187 atoms a shard: past 7 groups each */
+    char buf[32];
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    int pooled_seen = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "pool%d", i);
+        assert_non_null(atab_intern_cstr(t, buf));
+        pooled_seen |= t->pools != NULL;
+    }
+    assert_true(pooled_seen);
+    for (unsigned i = 0; i < ATAB__SHARDS; i++)
+        assert_false(atab__pooled(atab__code_bytes(atab__code_of(t->arrs[i]))));
+    assert_null(t->pools);
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_int_equal(st.bytes, c.bytes);   /* the table's account agrees */
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 static void a_failed_allocation_is_enomem_and_the_table_is_intact(void **state)
 {
     (void)state;
@@ -406,6 +434,7 @@ int main(void)
         cmocka_unit_test(hooks_see_everything_and_nothing_leaks),
         cmocka_unit_test(one_atom_is_one_block_of_header_chars_and_nul),
         cmocka_unit_test(freed_blocks_are_reused_and_empty_chunks_go_back),
+        cmocka_unit_test(pools_go_back_with_their_last_array),
         cmocka_unit_test(a_failed_allocation_is_enomem_and_the_table_is_intact),
         cmocka_unit_test(the_default_allocator_works),
         cmocka_unit_test(hits_allocate_nothing),
