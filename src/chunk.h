@@ -141,7 +141,10 @@ static inline void *atab__chunk_carve(atab_table *t, atab__bump *b, size_t bytes
 
 /* A pool's header; its arrays follow (16-aligned, as the pool). */
 typedef struct atab__pool {
-    struct atab__pool *next;   /* the table's pools (chunk_lock) */
+    union {
+        struct atab__pool *next;   /* the table's pools (chunk_lock) */
+        uint64_t word;             /* 8 bytes on 32-bit targets too */
+    };
     uint32_t bytes;            /* each array's */
     uint16_t n;                /* arrays it holds */
     uint16_t used;             /* bit i: array i is in use */
