@@ -436,8 +436,10 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  * own report. Entries (paths are '/'-separated, as in about:memory):
  *
  *   explicit/atoms/table                HEAP     BYTES  the table object and
- *                                                       its slot arrays (and the
- *                                                       host caches'), at the
+ *                                                       its slot arrays (small
+ *                                                       ones in pools, counted
+ *                                                       whole) and the host
+ *                                                       caches', at the
  *                                                       allocator's usable size
  *   explicit/atoms/dynamic/atom-objects HEAP     BYTES  requested bytes of the
  *                                                       dynamic atoms (8-byte

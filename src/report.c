@@ -209,12 +209,12 @@ static void make_entries(const census *c, const char *prefix, entries *l)
 {
     add(l, prefix, "explicit/atoms/table", ATAB_KIND_HEAP, ATAB_UNITS_BYTES,
         c->exact ? c->table_use : c->table_req, c->exact
-        ? "The atom table: the table object, its shards' slot arrays, "
-          "its per-thread reference caches and its host string cache, "
-          "at the allocator's usable size."
-        : "The atom table: the table object, its shards' slot arrays, "
-          "its per-thread reference caches and its host string cache, as requested (the allocator does not tell "
-          "usable sizes).");
+        ? "The atom table: the table object, its shards' slot arrays (the pools "
+          "of small ones whole), its per-thread reference caches and its host "
+          "string cache, at the allocator's usable size."
+        : "The atom table: the table object, its shards' slot arrays (the pools "
+          "of small ones whole), its per-thread reference caches and its host "
+          "string cache, as requested (the allocator does not tell usable sizes).");
     add(l, prefix, "explicit/atoms/dynamic/atom-objects", ATAB_KIND_HEAP,
         ATAB_UNITS_BYTES, c->atom_req,
         "Dynamic atoms as requested from the allocator: an 8-byte "
