@@ -319,7 +319,8 @@ membytes: report-tool
 #                     the working tree
 # Knobs: BENCH_ARGS (e.g. --json, --reps 9), THREADS_ARGS (--threads 1,2 --ms 500),
 #        CALLGRIND_FILES (default the corpus; add $(BIG_TOKENS): minutes),
-#        AB_ROUNDS (10), AB_WORKLOADS (stream,hit,hitrel,mix).
+#        AB_ROUNDS (10), AB_WORKLOADS (stream,hit,hitrel,mix,mix2; mix2: mix on
+#        two threads, CPU ns per op).
 # Another bench joins `make bench` with a line `bench: bench-NAME`.
 BENCH_DIR    := $(O)/bench
 ATOMBENCH    := $(BENCH_DIR)/atombench
@@ -362,7 +363,7 @@ AB_A ?= HEAD
 AB_B ?= WORK
 AB_FILES ?= $(CORPUS)
 AB_ROUNDS ?= 10
-AB_WORKLOADS ?= stream,hit,hitrel,mix
+AB_WORKLOADS ?= stream,hit,hitrel,mix,mix2
 .PHONY: bench-ab
 bench-ab: $(AB_FILES)
 	@for f in $(AB_FILES); do sh tools/ab.sh $(AB_A) $(AB_B) $$f $(AB_ROUNDS) $(AB_WORKLOADS) || exit 1; done

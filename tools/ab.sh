@@ -9,10 +9,10 @@
 # usage: tools/ab.sh REV_A REV_B FILE [ROUNDS] [WORKLOADS]
 #   REV_A, REV_B  commits (or WORK for the working tree as it is)
 #   ROUNDS        rounds a build and workload (default 10)
-#   WORKLOADS     a comma list of stream,hit,hitrel,mix (default all)
+#   WORKLOADS     a comma list of stream,hit,hitrel,mix,mix2 (default all)
 # Knobs (environment): CC (cc), AB_CFLAGS (extra -D... for both builds).
 set -e
-a=$1 b=$2 file=$3 rounds=${4:-10} only=${5:-stream,hit,hitrel,mix}
+a=$1 b=$2 file=$3 rounds=${4:-10} only=${5:-stream,hit,hitrel,mix,mix2}
 [ -n "$a" ] && [ -n "$b" ] && [ -n "$file" ] || {
     echo "usage: $0 REV_A REV_B FILE [ROUNDS] [WORKLOADS]" >&2; exit 2; }
 CC=${CC:-cc}
