@@ -650,13 +650,13 @@ static void *do_grow(void *arg)
 }
 
 /* Interns keys of the reader's shard until its array is an allocation of
-** its own, past the pools' sizes (chunk.h), so that its free is seen. */
+** its own, not one of a pool's (chunk.h), so that its free is seen. */
 static void fill_past_pools(grow_case *c)
 {
     char buf[32];
     for (int i = 0; i < 1000000; i++) {
         uint64_t w = __atomic_load_n(&c->t->arrs[c->shard], __ATOMIC_ACQUIRE);
-        if (atab__is_array(w) && atab__code_bytes(atab__code_of(w)) > ATAB__POOL_MAX)
+        if (atab__is_array(w) && !atab__pooled(atab__code_bytes(atab__code_of(w))))
             return;
         snprintf(buf, sizeof buf, "pre%d", i);
         if (shard_of_key(c->t, buf) == c->shard)
