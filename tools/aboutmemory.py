@@ -123,7 +123,7 @@ def page_text(m, deadline):
     while time.time() < deadline:
         text = m.call('WebDriver:ExecuteScript', {
             'script': 'return document.body ? document.body.innerText : "";',
-            'args': []})
+            'args': []}) or ''   # null while the page is being replaced
         if 'Explicit Allocations' in text and 'Total resident memory' in text:
             return text
         if 'Invalid memory report' in text:
