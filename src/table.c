@@ -120,7 +120,7 @@ ATAB__INLINE void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 void atab__free_arr(atab_table *t, uint64_t word)
 {
     if (atab__is_array(word))
-        atab__arr_free(t, atab__arr_of(word).base, atab__code_bytes(atab__code_of(word)));
+        atab__arr_free(t, atab__arr_of(word).base, atab__arr_bytes(word));
 }
 
 /* Puts an array that a growing shard replaced on the table's retired list
@@ -131,7 +131,7 @@ static int retire_array(atab_table *t, uint64_t word)
     int kept = 0;
     if (!atab__is_array(word))
         return 1;   /* atab__no_slots: nothing to free */
-    if (atab__code_bytes(atab__code_of(word)) > ATAB__RETIRED_BYTES || t->memory_limit)
+    if (atab__arr_bytes(word) > ATAB__RETIRED_BYTES || t->memory_limit)
         return 0;
     atab__lock_take(&t->retired_lock);
     if (t->n_retired < ATAB__RETIRED_MAX) {
@@ -463,6 +463,15 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
 
 /* ---- statistics and visits ---- */
 
+/* array_fn for an array word's block, unless it is a pool's (the pool is
+** visited whole: atab__chunks_visit). */
+static void visit_array(atab__array_fn array_fn, void *ud, uint64_t word)
+{
+    size_t bytes;
+    if (array_fn && atab__is_array(word) && !atab__pooled(bytes = atab__arr_bytes(word)))
+        array_fn(ud, atab__arr_of(word).base, bytes);
+}
+
 void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visit_fn fn,
                               void *ud)
 {
@@ -470,20 +479,15 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
         atab__shard *sh = &t->shards[i];
         atab__lock_take(&sh->lock);   /* this shard only, never all */
         atab__arr v = atab__arr_of(*sh->arr);
-        size_t bytes = atab__is_array(*sh->arr) ? atab__code_bytes(atab__code_of(*sh->arr)) : 0;
-        if (array_fn && bytes && !atab__pooled(bytes))
-            array_fn(ud, v.base, bytes);   /* a pool's: atab__chunks_visit */
+        visit_array(array_fn, ud, *sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
         atab__lock_drop(&sh->lock);
     }
     atab__lock_take(&t->retired_lock);
-    for (uint32_t i = 0; i < t->n_retired && array_fn; i++) {
-        size_t bytes = atab__code_bytes(atab__code_of(t->retired[i]));
-        if (!atab__pooled(bytes))
-            array_fn(ud, atab__arr_of(t->retired[i]).base, bytes);
-    }
+    for (uint32_t i = 0; i < t->n_retired; i++)
+        visit_array(array_fn, ud, t->retired[i]);
     atab__lock_drop(&t->retired_lock);
 }
 

@@ -407,6 +407,13 @@ ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
 ** (benign: the shard keeps its array). */
 ATAB__HIDDEN unsigned atab__code_of(uint64_t word);
 ATAB__HIDDEN unsigned atab__code_for(size_t n);
+
+/* The bytes of an array word's block. */
+static inline size_t atab__arr_bytes(uint64_t word)
+{
+    return atab__code_bytes(atab__code_of(word));
+}
+
 ATAB__HIDDEN void atab__free_arr(atab_table *t, uint64_t word);
 ATAB__HIDDEN uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code);
 

@@ -140,7 +140,7 @@ static void pools_go_back_with_their_last_array(void **state)
     }
     assert_true(pooled_seen);
     for (unsigned i = 0; i < ATAB__SHARDS; i++)
-        assert_false(atab__pooled(atab__code_bytes(atab__code_of(t->arrs[i]))));
+        assert_false(atab__pooled(atab__arr_bytes(t->arrs[i])));
     assert_null(t->pools);
     atab_stats st;
     atab_get_stats(t, &st);

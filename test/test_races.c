@@ -656,7 +656,7 @@ static void fill_past_pools(grow_case *c)
     char buf[32];
     for (int i = 0; i < 1000000; i++) {
         uint64_t w = __atomic_load_n(&c->t->arrs[c->shard], __ATOMIC_ACQUIRE);
-        if (atab__is_array(w) && !atab__pooled(atab__code_bytes(atab__code_of(w))))
+        if (atab__is_array(w) && !atab__pooled(atab__arr_bytes(w)))
             return;
         snprintf(buf, sizeof buf, "pre%d", i);
         if (shard_of_key(c->t, buf) == c->shard)

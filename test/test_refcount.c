@@ -103,7 +103,7 @@ static void sweep_frees_exactly_the_unused(void **state)
     assert_int_equal(t->n_retired, 0);
     long own = 0;   /* each either freed, or back in its pool */
     for (uint32_t i = 0; i < retired; i++) {
-        size_t bytes = atab__code_bytes(atab__code_of(words[i]));
+        size_t bytes = atab__arr_bytes(words[i]);
         own += !atab__pooled(bytes);
         if (atab__pooled(bytes))
             assert_false(pool_holds(t, atab__arr_of(words[i]).base));
