@@ -66,15 +66,52 @@ static inline atab__hkeys atab__hash_keys(uint64_t seed)
     /* the seed keys both factors, so no key can zero one of them on its
     ** own (that would make every key with that word collide) */
     k.a = seed ^ UINT64_C(0x2d358dccaa6c78a5);
-    k.b = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
+    k.b = ((seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9)) | 1;
     k.m = (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1;
     k.c = (seed << 16 | seed >> 48) ^ UINT64_C(0x5851f42d4c957f2d);
     k.d = (seed << 48 | seed >> 16) ^ UINT64_C(0x14057b7ef767814f);
     return k;
 }
 
+static inline uint64_t atab__load_le64(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+/* A key of 1 to 8 bytes as one word: its bytes, little-endian, the rest
+** 0, read by the one load that ends at the key's end (the 8 - len bytes
+** before p must be readable: an atom's header is), shifted down. */
+static inline uint64_t atab__word_end(const char *p, size_t len)
+{
+    return atab__load_le64(p + len - 8) >> ((64 - 8 * len) & 63);
+}
+
+/* The same word from any address, by a copy. */
+static inline uint64_t atab__word_copy(const char *s, size_t len)
+{
+    char b[8] = {0};
+    memcpy(b, s, len);
+    return atab__load_le64(b);
+}
+
+/* The hash of a key of 1 to 8 bytes from its word w (see below). */
+static inline uint64_t atab__hash_word(const atab__hkeys *k, uint64_t w, size_t len)
+{
+    uint64_t h = atab__fold_mul(w ^ k->a, k->b);
+    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
+    __asm__("" : "+r"(lc));
+    return atab__fold_mul(lc ^ h, k->m);
+}
+
 static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
 {
+    if (len - 1 < 8)
+        return atab__hash_word(k, atab__word_copy(s, len), len);
     const unsigned char *p = (const unsigned char *)s;
     uint64_t a = 0, b = 0, h;
     if (len > 16) {
@@ -98,6 +135,15 @@ static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *
     __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
                                  reorder the xors and move the product twice */
     return atab__fold_mul(lc ^ h, k->m);
+}
+
+/* atab__hash_short_keyed of an atom's characters c[0..len), len 1..16:
+** up to 8 bytes read in place (the header before c is the atom's). */
+static inline uint64_t atab__hash_atom_short(const atab__hkeys *k, const char *c, size_t len)
+{
+    if (len <= 8)
+        return atab__hash_word(k, atab__word_end(c, len), len);
+    return atab__hash_short_keyed(k, c, len);
 }
 
 static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)

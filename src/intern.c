@@ -179,6 +179,37 @@ short_probe32(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_ne
     return short_probe_in(r, s, len, h, insert_new, 1);
 }
 
+/* A key of 1 to 8 bytes by its word (hash.h: atab__word_end). */
+typedef struct word_key {
+    uint64_t w;
+    size_t len;
+} word_key;
+
+ATAB__INLINE int match_word(const void *key, const atab_atom *a)
+{
+    const word_key *k = key;
+    if (k->len - 1 >= 8)
+        __builtin_unreachable();
+    return atab_len(a) == k->len && atab__word_end(atab_chars(a), k->len) == k->w;
+}
+
+/* short_probe16 for a key of 1 to 8 bytes, compared by its word w. */
+static __attribute__((noinline)) const atab_atom *
+short_probe8(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new, uint64_t w)
+{
+    atab_table *t = r->t;
+    word_key k = {w, len};
+    atab__arr v = shard_arr(t, h);
+    const atab_atom *a = atab__probe_ab(v, h, match_word, &k, NULL);
+    if (!a) {
+        if (ATAB__UNLIKELY(v.overflow))
+            return short_past_b(t, s, len, h, insert_new);
+        atab__leave(r);
+        return short_missed(t, s, len, h, insert_new);
+    }
+    return short_found(t, r, a, s, len, h, insert_new);
+}
+
 static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t len,
                                            uint64_t h, int insert_new)
 {
@@ -231,6 +262,56 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
     return short_probe(r, s, len, h, insert_new);
 }
 
+/* The word of a key of 1 to 8 bytes (hash.h), read in place by the load
+** that ends at the key's end when the 8 bytes before s are on its page
+** (the bytes before the key are read and masked off), else copied. */
+ATAB__INLINE uint64_t key_word(const char *s, size_t len)
+{
+    if (ATAB__LIKELY(((uintptr_t)s & 4088) != 0)) {
+        const char *p = s;
+        __asm__("" : "+r"(p));   /* bytes before the key: read as the machine's, not C's */
+        return atab__word_end(p, len);
+    }
+    return atab__word_copy(s, len);
+}
+
+ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len, int insert_new)
+{
+    if (len < 1 || len > 8)
+        __builtin_unreachable();
+    uint64_t w = key_word(s, len);
+    uint64_t h = atab__hash_word(&t->hkeys, w, len);
+    if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
+        return short_general(t, s, len, h, insert_new);
+    atab__rec *r = atab__tls_last.rec;
+    atab__enter_rec_nofence(r);
+    if (ATAB__LIKELY(atab__cache_ours(r))) {
+        uint64_t *e = atab__cache_slot(r, h), x = *e;
+        const atab_atom *a = atab__ent_atom(x);
+        if (ATAB__LIKELY(atab__ent_live(x) && atab_len(a) == len &&
+                         atab__word_end(atab_chars(a), len) == w)) {
+            if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
+                return short_stale(r, s, len, h, insert_new);
+            atab__ent_take(e, x);
+            atab__leave(r);
+            return a;
+        }
+    }
+    return short_probe8(r, s, len, h, insert_new, w);
+}
+
+static __attribute__((noinline)) const atab_atom *intern_1_8(atab_table *t, const char *s,
+                                                             size_t len)
+{
+    return short8_in(t, s, len, 1);
+}
+
+static __attribute__((noinline)) const atab_atom *lookup_1_8(atab_table *t, const char *s,
+                                                             size_t len)
+{
+    return short8_in(t, s, len, 0);
+}
+
 /* The short-key path, one copy for each class of lengths whose hash and
 ** compare read the key alike (1, 2-3, 4-7, 8-16 and 17-32 bytes) and each of
 ** intern and lookup, each out of line (inline, GCC would hoist their
@@ -241,15 +322,9 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
     {                                                                                     \
         return intern_short_in(t, s, len, insert_new, lo, hi);                            \
     }
-SHORT_CLASS(intern_1, 1, 1, 1)
-SHORT_CLASS(intern_2_3, 2, 3, 1)
-SHORT_CLASS(intern_4_7, 4, 7, 1)
-SHORT_CLASS(intern_8_16, 8, 16, 1)
+SHORT_CLASS(intern_8_16, 9, 16, 1)
 SHORT_CLASS(intern_17_32, 17, ATAB__SHORT_KEY, 1)
-SHORT_CLASS(lookup_1, 1, 1, 0)
-SHORT_CLASS(lookup_2_3, 2, 3, 0)
-SHORT_CLASS(lookup_4_7, 4, 7, 0)
-SHORT_CLASS(lookup_8_16, 8, 16, 0)
+SHORT_CLASS(lookup_8_16, 9, 16, 0)
 SHORT_CLASS(lookup_17_32, 17, ATAB__SHORT_KEY, 0)
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
@@ -282,32 +357,22 @@ const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 1);
-    if (len >= 8) {
-        if (ATAB__LIKELY(len <= 16))
-            return intern_8_16(t, s, len);
-        return len <= ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
-    }
-    if (len >= 4)
-        return intern_4_7(t, s, len);
-    if (len >= 2)
-        return intern_2_3(t, s, len);
-    return ATAB__LIKELY(len) ? intern_1(t, s, 1) : intern_bytes(t, s, len, 1);
+    if (ATAB__LIKELY(len - 1 < 8))
+        return intern_1_8(t, s, len);
+    if (ATAB__LIKELY(len - 1 < 16))
+        return intern_8_16(t, s, len);
+    return len - 1 < ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 0);
-    if (len >= 8) {
-        if (ATAB__LIKELY(len <= 16))
-            return lookup_8_16(t, s, len);
-        return len <= ATAB__SHORT_KEY ? lookup_17_32(t, s, len) : intern_bytes(t, s, len, 0);
-    }
-    if (len >= 4)
-        return lookup_4_7(t, s, len);
-    if (len >= 2)
-        return lookup_2_3(t, s, len);
-    return ATAB__LIKELY(len) ? lookup_1(t, s, 1) : intern_bytes(t, s, len, 0);
+    if (ATAB__LIKELY(len - 1 < 8))
+        return lookup_1_8(t, s, len);
+    if (ATAB__LIKELY(len - 1 < 16))
+        return lookup_8_16(t, s, len);
+    return len - 1 < ATAB__SHORT_KEY ? lookup_17_32(t, s, len) : intern_bytes(t, s, len, 0);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
@@ -523,7 +588,7 @@ int atab_release(atab_table *t, const atab_atom *a)
     size_t len = atab_len(a);
     if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
                      len <= 16)) {
-        uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
+        uint64_t h = atab__hash_atom_short(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
         if (ATAB__LIKELY(atab__cache_ours(r))) {
