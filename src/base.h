@@ -20,6 +20,27 @@
 #define ATAB__INLINE static inline __attribute__((always_inline))
 #define ATAB__TLS __attribute__((tls_model("initial-exec")))
 
+/* May the hit path read a short key by a load that starts up to 7 bytes
+** before it, on its page (intern.c)? On x86, where nothing finer than a
+** page guards memory, and not in a sanitizer's build, which would report
+** the bytes read before the key. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer) || __has_feature(hwaddress_sanitizer)
+#define ATAB__SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ATAB__SANITIZED 1
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(ATAB__SANITIZED)
+#define ATAB__READ_BEFORE 1
+#else
+#define ATAB__READ_BEFORE 0
+#endif
+#define ATAB__PAGE_MASK 4088u   /* of an address, the bits that say it is at least
+                                   8 bytes into a 4 KB page (else 0) */
+
 /* Sets this thread's last error; returns NULL so callers can `return`. */
 ATAB__HIDDEN void *atab__fail(atab_status code);
 ATAB__HIDDEN void atab__set_error(atab_status code);

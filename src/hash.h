@@ -24,11 +24,12 @@ typedef struct atab__key {
 ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len);
 
 /* Keys of at most ATAB__SHORT_KEY bytes (most atoms) hash inline on the
-** hit path: up to 16 bytes, the key's first and last words (overlapping;
-** every byte is in one of them), each keyed, multiplied as 128 bits and
-** the halves folded; 17 to 32 bytes, its first and last 16 bytes so, two
-** products folded into one; then the length, folded once more (the
-** multiply-fold mix of wyhash and rapidhash). atab__hash_bytes gives the
+** hit path: up to 8 bytes, the key as one word (atab__hash_word); 9 to 16
+** bytes, the key's first and last words (overlapping; every byte is in one
+** of them), each keyed, multiplied as 128 bits and the halves folded; 17
+** to 32 bytes, its first and last 16 bytes so, two products folded into
+** one; then the length, folded once more (the multiply-fold mix of wyhash
+** and rapidhash). atab__hash_bytes gives the
 ** same value: it calls this for short keys, XXH3 for longer ones. Long
 ** UTF-16 keys (atab__hash_key_u16) are always longer. */
 #define ATAB__SHORT_KEY 32
@@ -66,15 +67,69 @@ static inline atab__hkeys atab__hash_keys(uint64_t seed)
     /* the seed keys both factors, so no key can zero one of them on its
     ** own (that would make every key with that word collide) */
     k.a = seed ^ UINT64_C(0x2d358dccaa6c78a5);
-    k.b = (seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9);
+    k.b = ((seed << 32 | seed >> 32) ^ UINT64_C(0x8bb84b93962eacc9)) | 1;
     k.m = (seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1;
     k.c = (seed << 16 | seed >> 48) ^ UINT64_C(0x5851f42d4c957f2d);
     k.d = (seed << 48 | seed >> 16) ^ UINT64_C(0x14057b7ef767814f);
     return k;
 }
 
-static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
+static inline uint64_t atab__load_le64(const char *p)
 {
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+static inline uint32_t atab__load_le32(const char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap32(w);
+#endif
+    return w;
+}
+
+/* A key of 1 to 8 bytes is hashed and compared as one word: its bytes,
+** little-endian, the rest 0. atab__word_end reads it with the one load
+** that ends at the key's end, shifted down: the 8 - len bytes before p
+** must be readable (an atom's header is; a host's key, where its page
+** holds them: intern.c). */
+static inline uint64_t atab__word_end(const char *p, size_t len)
+{
+    return atab__load_le64(p + len - 8) >> ((64 - 8 * len) & 63);
+}
+
+/* The same word from the key's own bytes alone: two 4-byte loads (the
+** bytes they share land on themselves), or the first, middle and last
+** byte of 1 to 3. */
+static inline uint64_t atab__word_safe(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (len >= 4)
+        return atab__load_le32(s) | (uint64_t)atab__load_le32(s + len - 4) << (8 * (len - 4));
+    return p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) | (uint64_t)p[len - 1] << (8 * (len - 1));
+}
+
+/* The hash of a key of 1 to 8 bytes from its word w: keyed and multiplied
+** as 128 bits by the second key, the halves folded, then the length folded
+** in once more. */
+static inline uint64_t atab__hash_word(const atab__hkeys *k, uint64_t w, size_t len)
+{
+    uint64_t h = atab__fold_mul(w ^ k->a, k->b);
+    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
+    __asm__("" : "+r"(lc));   /* as in atab__hash_short_keyed */
+    return atab__fold_mul(lc ^ h, k->m);
+}
+
+ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
+{
+    if (len - 1 < 8)
+        return atab__hash_word(k, atab__word_safe(s, len), len);
     const unsigned char *p = (const unsigned char *)s;
     uint64_t a = 0, b = 0, h;
     if (len > 16) {
@@ -83,21 +138,23 @@ static inline uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *
         memcpy(&c, p + len - 16, 8), memcpy(&d, p + len - 8, 8);
         h = atab__fold_mul(a ^ k->a, b ^ k->b) ^ atab__fold_mul(c ^ k->c, d ^ k->d);
     } else {
-        if (len >= 8) {
+        if (len > 0)   /* 9 to 16 */
             memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
-        } else if (len >= 4) {
-            uint32_t x, y;
-            memcpy(&x, p, 4), memcpy(&y, p + len - 4, 4);
-            a = x, b = y;
-        } else if (len > 0) {
-            a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
-        }
         h = atab__fold_mul(a ^ k->a, b ^ k->b);
     }
     uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
     __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
                                  reorder the xors and move the product twice */
     return atab__fold_mul(lc ^ h, k->m);
+}
+
+/* atab__hash_short_keyed of an atom's characters c[0..len), len 1..16:
+** up to 8 bytes read in place (the header before c is the atom's). */
+static inline uint64_t atab__hash_atom_short(const atab__hkeys *k, const char *c, size_t len)
+{
+    if (len - 1 < 8)
+        return atab__hash_word(k, atab__word_end(c, len), len);
+    return atab__hash_short_keyed(k, c, len);
 }
 
 static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)

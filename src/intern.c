@@ -9,10 +9,12 @@
 **     atom alive; else it probes the key's two groups (probe.h) and takes a
 **     reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
-**     its own, one copy for each class of lengths (1, 2-3, 4-7, 8-16,
-**     17-32) so that neither its hash nor its compare branches on the
-**     length, whose ways out are all tail calls, so the hit saves no
-**     registers;
+**     its own, one copy for each class of lengths (1-8, 9-16, 17-32) so
+**     that neither its hash nor its compare branches on the length, whose
+**     ways out are all tail calls, so the hit saves no registers; a key of
+**     1 to 8 bytes is one word, read by one load that ends at its end and
+**     may start before it on its page (key_word), compared with the
+**     atom's word, which one load reads too;
 **   - a miss leaves the section and finishes under the shard's lock
 **     (atab__find_or_insert_locked, table.c), which inserts;
 **   - every returned dynamic atom carries one reference for the caller;
@@ -44,8 +46,8 @@ ATAB__INLINE int match_short(const void *key, const atab_atom *a)
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
 }
 
-/* match_short for keys of 1 to 16 bytes, which a word from each end
-** compares (most atoms: their probe is a copy of its own). */
+/* match_short for keys of 1 to 16 bytes (9 to 16 on the hit path), which
+** a word from each end compares: their probe is a copy of its own. */
 ATAB__INLINE int match_short16(const void *key, const atab_atom *a)
 {
     const short_key *k = key;
@@ -146,18 +148,33 @@ short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     return short_missed(t, s, len, h, insert_new);
 }
 
+/* A key of 1 to 8 bytes by its word (hash.h: atab__word_end). */
+typedef struct word_key {
+    uint64_t w;
+    size_t len;
+} word_key;
+
+ATAB__INLINE int match_word(const void *key, const atab_atom *a)
+{
+    const word_key *k = key;
+    if (k->len - 1 >= 8)
+        __builtin_unreachable();
+    return atab_len(a) == k->len && atab__word_end(atab_chars(a), k->len) == k->w;
+}
+
 /* The probe of the short-key path, in this thread's open section on its
-** last record r, after its cache missed. The table is r's (the hit path
-** saw their ids match), so the hit path need not keep t for this call
-** and its compare runs in the caller-saved registers. One copy for keys
-** of up to 16 bytes, one for longer (`wide`). */
+** last record r, after its cache missed, with `match` and `key` for the
+** key's class. The table is r's (the hit path saw their ids match), so the
+** hit path need not keep t for this call and its compare runs in the
+** caller-saved registers. One copy for keys of 1 to 8 bytes (by their
+** word), one for up to 16, one for longer. */
 ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t len,
-                                             uint64_t h, int insert_new, int wide)
+                                             uint64_t h, int insert_new, atab__match_fn match,
+                                             const void *key)
 {
     atab_table *t = r->t;
-    short_key k = {s, len};
     atab__arr v = shard_arr(t, h);
-    const atab_atom *a = atab__probe_ab(v, h, wide ? match_short : match_short16, &k, NULL);
+    const atab_atom *a = atab__probe_ab(v, h, match, key, NULL);
     if (!a) {
         if (ATAB__UNLIKELY(v.overflow))
             return short_past_b(t, s, len, h, insert_new);
@@ -168,15 +185,24 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
 }
 
 static __attribute__((noinline)) const atab_atom *
+short_probe8(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new, uint64_t w)
+{
+    word_key k = {w, len};
+    return short_probe_in(r, s, len, h, insert_new, match_word, &k);
+}
+
+static __attribute__((noinline)) const atab_atom *
 short_probe16(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    return short_probe_in(r, s, len, h, insert_new, 0);
+    short_key k = {s, len};
+    return short_probe_in(r, s, len, h, insert_new, match_short16, &k);
 }
 
 static __attribute__((noinline)) const atab_atom *
 short_probe32(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    return short_probe_in(r, s, len, h, insert_new, 1);
+    short_key k = {s, len};
+    return short_probe_in(r, s, len, h, insert_new, match_short, &k);
 }
 
 static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t len,
@@ -231,8 +257,55 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
     return short_probe(r, s, len, h, insert_new);
 }
 
+/* The word of a key of 1 to 8 bytes (hash.h): read in place by the one
+** load that ends at the key's end when the table allows it and s is 8 or
+** more bytes into its page, so the load stays on the key's page (the
+** bytes before the key are read and shifted off); else from the key's
+** own bytes. */
+ATAB__INLINE uint64_t key_word(const atab_table *t, const char *s, size_t len)
+{
+#if ATAB__READ_BEFORE
+    if (ATAB__LIKELY(((uintptr_t)s & t->key_page_mask) != 0)) {
+        const char *p = s;
+        __asm__("" : "+r"(p));   /* the bytes before the key: the machine's, not C's */
+        return atab__word_end(p, len);
+    }
+#else
+    (void)t;
+#endif
+    return atab__word_safe(s, len);
+}
+
+/* The hit path of a key of 1 to 8 bytes (most atoms): its word, hashed
+** and compared with the cached atom's, which one load reads (the atom's
+** header before its characters makes the load's first bytes its own). */
+ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len, int insert_new)
+{
+    if (len < 1 || len > 8)
+        __builtin_unreachable();
+    uint64_t w = key_word(t, s, len);
+    uint64_t h = atab__hash_word(&t->hkeys, w, len);
+    if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
+        return short_general(t, s, len, h, insert_new);
+    atab__rec *r = atab__tls_last.rec;
+    atab__enter_rec_nofence(r);
+    if (ATAB__LIKELY(atab__cache_ours(r))) {
+        uint64_t *e = atab__cache_slot(r, h), x = *e;
+        const atab_atom *a = atab__ent_atom(x);
+        if (ATAB__LIKELY(atab__ent_live(x) && atab_len(a) == len &&
+                         atab__word_end(atab_chars(a), len) == w)) {
+            if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
+                return short_stale(r, s, len, h, insert_new);
+            atab__ent_take(e, x);
+            atab__leave(r);
+            return a;
+        }
+    }
+    return short_probe8(r, s, len, h, insert_new, w);
+}
+
 /* The short-key path, one copy for each class of lengths whose hash and
-** compare read the key alike (1, 2-3, 4-7, 8-16 and 17-32 bytes) and each of
+** compare read the key alike (1-8, 9-16 and 17-32 bytes) and each of
 ** intern and lookup, each out of line (inline, GCC would hoist their
 ** common loads and save registers for them). */
 #define SHORT_CLASS(name, lo, hi, insert_new)                                              \
@@ -241,16 +314,22 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
     {                                                                                     \
         return intern_short_in(t, s, len, insert_new, lo, hi);                            \
     }
-SHORT_CLASS(intern_1, 1, 1, 1)
-SHORT_CLASS(intern_2_3, 2, 3, 1)
-SHORT_CLASS(intern_4_7, 4, 7, 1)
-SHORT_CLASS(intern_8_16, 8, 16, 1)
+SHORT_CLASS(intern_9_16, 9, 16, 1)
 SHORT_CLASS(intern_17_32, 17, ATAB__SHORT_KEY, 1)
-SHORT_CLASS(lookup_1, 1, 1, 0)
-SHORT_CLASS(lookup_2_3, 2, 3, 0)
-SHORT_CLASS(lookup_4_7, 4, 7, 0)
-SHORT_CLASS(lookup_8_16, 8, 16, 0)
+SHORT_CLASS(lookup_9_16, 9, 16, 0)
 SHORT_CLASS(lookup_17_32, 17, ATAB__SHORT_KEY, 0)
+
+static __attribute__((noinline)) const atab_atom *intern_1_8(atab_table *t, const char *s,
+                                                             size_t len)
+{
+    return short8_in(t, s, len, 1);
+}
+
+static __attribute__((noinline)) const atab_atom *lookup_1_8(atab_table *t, const char *s,
+                                                             size_t len)
+{
+    return short8_in(t, s, len, 0);
+}
 
 static int check_bytes(atab_table *t, const void *s, size_t len)
 {
@@ -282,32 +361,22 @@ const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 1);
-    if (len >= 8) {
-        if (ATAB__LIKELY(len <= 16))
-            return intern_8_16(t, s, len);
-        return len <= ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
-    }
-    if (len >= 4)
-        return intern_4_7(t, s, len);
-    if (len >= 2)
-        return intern_2_3(t, s, len);
-    return ATAB__LIKELY(len) ? intern_1(t, s, 1) : intern_bytes(t, s, len, 1);
+    if (ATAB__LIKELY(len - 1 < 8))
+        return intern_1_8(t, s, len);
+    if (ATAB__LIKELY(len - 1 < 16))
+        return intern_9_16(t, s, len);
+    return len - 1 < ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
 }
 
 const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 0);
-    if (len >= 8) {
-        if (ATAB__LIKELY(len <= 16))
-            return lookup_8_16(t, s, len);
-        return len <= ATAB__SHORT_KEY ? lookup_17_32(t, s, len) : intern_bytes(t, s, len, 0);
-    }
-    if (len >= 4)
-        return lookup_4_7(t, s, len);
-    if (len >= 2)
-        return lookup_2_3(t, s, len);
-    return ATAB__LIKELY(len) ? lookup_1(t, s, 1) : intern_bytes(t, s, len, 0);
+    if (ATAB__LIKELY(len - 1 < 8))
+        return lookup_1_8(t, s, len);
+    if (ATAB__LIKELY(len - 1 < 16))
+        return lookup_9_16(t, s, len);
+    return len - 1 < ATAB__SHORT_KEY ? lookup_17_32(t, s, len) : intern_bytes(t, s, len, 0);
 }
 
 const atab_atom *atab_intern_cstr(atab_table *t, const char *s)
@@ -523,7 +592,7 @@ int atab_release(atab_table *t, const atab_atom *a)
     size_t len = atab_len(a);
     if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
                      len <= 16)) {
-        uint64_t h = atab__hash_short_keyed(&t->hkeys, atab_chars(a), len);
+        uint64_t h = atab__hash_atom_short(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
         atab__enter_rec_nofence(r);
         if (ATAB__LIKELY(atab__cache_ours(r))) {

@@ -303,6 +303,8 @@ struct atab_table {
     uint64_t fast_id;           /* id while readers need no fence of their own
                                    (membarrier), else ATAB__FENCED, which no
                                    thread's last record has: the hit path's check */
+    uintptr_t key_page_mask;    /* ATAB__PAGE_MASK where a short key may be read by
+                                   a load that starts before it, else 0 (intern.c) */
     uint64_t id;                /* unique per table, never reused */
     uint64_t seed;
     atab_allocator alloc;

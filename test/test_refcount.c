@@ -91,6 +91,14 @@ static void sweep_frees_exactly_the_unused(void **state)
     parked other;
     park(&other, t);   /* a reader besides this thread */
     intern_numbered(t, "atom", atoms, N, 0);
+    /* the list of replaced arrays empties itself every ATAB__RETIRED_MAX
+    ** or so: a few more inserts leave some on it, whatever the hash */
+    const atab_atom *more[256];
+    int extra = 0;
+    while (t->recs && t->n_retired == 0 && extra < 256) {
+        snprintf(buf, sizeof buf, "more%d", extra);
+        more[extra++] = atab_intern_cstr(t, buf);
+    }
     long before = c.live;
     uint32_t retired = t->n_retired;
     uint64_t words[ATAB__RETIRED_MAX];
@@ -121,7 +129,7 @@ static void sweep_frees_exactly_the_unused(void **state)
     ** report's atom bytes say that exactly the released ones went */
     assert_int_equal(report_amount(t, "explicit/atoms/dynamic/atom-objects", -1),
                      objects - (int64_t)gone);
-    assert_int_equal(atab_count(t), N - freed);
+    assert_int_equal(atab_count(t), N + extra - freed);
     for (int i = 0; i < N; i++) {
         snprintf(buf, sizeof buf, "atom%d", i);
         const atab_atom *a = atab_lookup(t, buf, strlen(buf));
@@ -132,7 +140,9 @@ static void sweep_frees_exactly_the_unused(void **state)
             atab_release(t, a);
         }
     }
-    assert_int_equal(atab_gc(t), 0);
+    for (int i = 0; i < extra; i++)
+        atab_release(t, more[i]);
+    assert_int_equal(atab_gc(t), (size_t)extra);
     unpark(&other);
     atab_table_free(t);
     assert_int_equal(c.live, 0);
