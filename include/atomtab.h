@@ -250,6 +250,11 @@ ATAB_API void atab_table_free(atab_table *t);
 
 /**
  * Interns exactly `len` bytes at `s` (any bytes, embedded NUL included).
+ * Only those bytes decide the atom. On x86 a key of 1 to 8 bytes may be
+ * read by one load that starts up to 7 bytes before `s`, only where those
+ * bytes lie on the key's own 4 KB page (they are read, never used); not in
+ * sanitizer builds, nor under Valgrind's memcheck, helgrind or DRD, which
+ * would report them. The same holds for atab_lookup.
  * @return the atom with one reference owned by the caller (none for a static
  *         atom), or NULL with atab_last_error() set: ATAB_EINVAL (NULL t, or
  *         NULL s with len > 0), ATAB_ETOOLONG, ATAB_ENOMEM, ATAB_ELIMIT.
