@@ -115,15 +115,20 @@ static inline uint64_t atab__word_safe(const char *s, size_t len)
     return p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) | (uint64_t)p[len - 1] << (8 * (len - 1));
 }
 
+/* Every short key's last step: the length folded into the keys' product h. */
+static inline uint64_t atab__hash_len(const atab__hkeys *k, uint64_t h, size_t len)
+{
+    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
+    __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
+                                 reorder the xors and move the product twice */
+    return atab__fold_mul(lc ^ h, k->m);
+}
+
 /* The hash of a key of 1 to 8 bytes from its word w: keyed and multiplied
-** as 128 bits by the second key, the halves folded, then the length folded
-** in once more. */
+** as 128 bits by the second key, the halves folded, then the length. */
 static inline uint64_t atab__hash_word(const atab__hkeys *k, uint64_t w, size_t len)
 {
-    uint64_t h = atab__fold_mul(w ^ k->a, k->b);
-    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
-    __asm__("" : "+r"(lc));   /* as in atab__hash_short_keyed */
-    return atab__fold_mul(lc ^ h, k->m);
+    return atab__hash_len(k, atab__fold_mul(w ^ k->a, k->b), len);
 }
 
 ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
@@ -142,10 +147,7 @@ ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s
             memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
         h = atab__fold_mul(a ^ k->a, b ^ k->b);
     }
-    uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
-    __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
-                                 reorder the xors and move the product twice */
-    return atab__fold_mul(lc ^ h, k->m);
+    return atab__hash_len(k, h, len);
 }
 
 /* atab__hash_short_keyed of an atom's characters c[0..len), len 1..16:
