@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # shared grace periods (new) against 6e516e5 (old): gracecount, mix at 1-16 threads, reader beside 15 churners; interleaved
 d=$(dirname "$0"); out=$1; f="$d/nodejs-api-docs.atoms"
 {
