@@ -33,7 +33,14 @@ ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len)
 ** same value: it calls this for short keys, XXH3 for longer ones. Long
 ** UTF-16 keys (atab__hash_key_u16) are always longer. */
 #define ATAB__SHORT_KEY 32
-#if defined(__SIZEOF_INT128__)
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
+{
+    uint64_t hi;   /* the product in rdx:rax, folded where it lands (GCC moves it twice) */
+    __asm__("mulq %2\n\txorq %%rdx, %%rax" : "+a"(a), "=&d"(hi) : "rm"(b) : "cc");
+    return a;
+}
+#elif defined(__SIZEOF_INT128__)
 static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
 {
     __extension__ typedef unsigned __int128 u128;

@@ -248,15 +248,15 @@ static inline int atab__ent_live(uint64_t e)
 ** too, is told apart there). */
 static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
 {
+    if (e & ATAB__ENT_STATIC)
+        return 1;   /* a static atom's entry: no count to read */
     int counted;   /* the count bits not 0: a relaxed load and a test */
 #if ATAB__X86_HIT
     __asm__("testl %2, %1" : "=@ccnz"(counted) : "m"(*atab__count_word(a)), "i"(ATAB__REF_COUNT));
 #else
     counted = (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) != 0;
 #endif
-    if (ATAB__LIKELY(counted))
-        return 1;   /* the dynamic atom's test: one instruction and a branch */
-    return (e & ATAB__ENT_STATIC) != 0;
+    return counted;
 }
 
 /* For a live entry *e whose atom's count bits are 0: 0 when the count is
