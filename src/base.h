@@ -38,6 +38,13 @@
 #else
 #define ATAB__READ_BEFORE 0
 #endif
+/* x86-64 outside the sanitizers (which must see every access): a few hot
+** steps of the hash and the compare in inline asm (hash.h). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(ATAB__SANITIZED)
+#define ATAB__X86_64_ASM 1
+#else
+#define ATAB__X86_64_ASM 0
+#endif
 #define ATAB__PAGE_MASK 4088u   /* of an address, the bits that say it is at least
                                    8 bytes into a 4 KB page (else 0) */
 

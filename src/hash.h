@@ -33,7 +33,7 @@ ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len)
 ** same value: it calls this for short keys, XXH3 for longer ones. Long
 ** UTF-16 keys (atab__hash_key_u16) are always longer. */
 #define ATAB__SHORT_KEY 32
-#if defined(__x86_64__) && defined(__GNUC__)
+#if ATAB__X86_64_ASM
 static inline uint64_t atab__fold_mul(uint64_t a, uint64_t b)
 {
     uint64_t hi;   /* the product in rdx:rax, folded where it lands (GCC moves it twice) */
@@ -106,10 +106,24 @@ static inline uint32_t atab__load_le32(const char *p)
 ** that ends at the key's end, shifted down: the 8 - len bytes before p
 ** must be readable (an atom's header is; a host's key, where its page
 ** holds them: intern.c). */
+#if ATAB__X86_64_ASM
+static inline uint64_t atab__word_end(const char *p, size_t len)
+{
+    uint64_t w;   /* shr takes its count mod 64: -8 * len is 64 - 8 * len, in one imul */
+    __asm__("imull $-8, %k2, %%ecx\n\t"
+            "movq %1, %0\n\t"
+            "shrq %%cl, %0"
+            : "=&r"(w)
+            : "m"(*(const char(*)[8])(const void *)(p + len - 8)), "r"(len)
+            : "rcx", "cc");
+    return w;
+}
+#else
 static inline uint64_t atab__word_end(const char *p, size_t len)
 {
     return atab__load_le64(p + len - 8) >> ((64 - 8 * len) & 63);
 }
+#endif
 
 /* The same word from the key's own bytes alone: two 4-byte loads (the
 ** bytes they share land on themselves), or the first, middle and last

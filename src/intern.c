@@ -266,9 +266,13 @@ ATAB__INLINE uint64_t key_word(const atab_table *t, const char *s, size_t len)
 {
 #if ATAB__READ_BEFORE
     if (ATAB__LIKELY(((uintptr_t)s & t->key_page_mask) != 0)) {
+#if ATAB__X86_64_ASM
+        return atab__word_end(s, len);   /* its asm reads the bytes before the key, not C */
+#else
         const char *p = s;
         __asm__("" : "+r"(p));   /* the bytes before the key: the machine's, not C's */
         return atab__word_end(p, len);
+#endif
     }
 #else
     (void)t;
