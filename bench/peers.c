@@ -25,6 +25,10 @@
 **   mix     as hitrel, but op j % 8 == 7 interns a new string ("mix-0-N",
 **           by snprintf) instead of the next token: bench/threads.c's mix
 **           on one thread
+**   mixpre  mix with its new strings ("mix-1-N") made before the clock, as
+**           the tokens are: the table's work without snprintf's (about
+**           1,200 instructions a string, as much as the rest of a mix
+**           op's 8 together)
 ** The driver runs each backend's child once per repeat, backends
 ** interleaved and their order rotated each repeat; a figure is the median
 ** (and min) of the repeats. Per row it prints atomtab / the fastest peer
@@ -90,7 +94,7 @@ static inline void no_release(void *t, const void *a) { (void)t, (void)a; }
 /* ---- the workloads, one set per backend, each call direct ---- */
 
 typedef struct figures {
-    double stream, hit, hitrel, mix;
+    double stream, hit, hitrel, mix, mixpre;
     size_t bytes;
 } figures;
 
@@ -108,6 +112,34 @@ static size_t heap_bytes(void)
 static inline size_t mix_name(char *buf, size_t size, unsigned long long n)
 {
     return (size_t)snprintf(buf, size, "mix-0-%llu", n);
+}
+
+/* mixpre's new strings, "mix-1-N" for N < count(k), as tokens: made
+** before its clock. */
+static tokens mix_names(const tokens *k)
+{
+    tokens m;
+    m.n = k->n / 8 + 1;
+    m.text = malloc(m.n * 32);
+    m.s = malloc(m.n * sizeof *m.s);
+    m.len = malloc(m.n * sizeof *m.len);
+    if (!m.text || !m.s || !m.len) {
+        fprintf(stderr, "atompeers: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < m.n; i++) {
+        char *p = m.text + 32 * i;
+        m.len[i] = (size_t)snprintf(p, 32, "mix-1-%zu", i);
+        m.s[i] = p;
+    }
+    return m;
+}
+
+static void mix_names_free(tokens *m)
+{
+    free(m->text);
+    free(m->s);
+    free(m->len);
 }
 
 /* PREFIX_measure(k, f): the workloads in order on one fresh table. */
@@ -145,6 +177,22 @@ static inline size_t mix_name(char *buf, size_t size, unsigned long long n)
         }                                                                           \
         return (now_ns() - t0) / (double)k->n;                                      \
     }                                                                               \
+    __attribute__((noinline)) static double P##_mixpre(void *t, const tokens *k,    \
+                                                       const tokens *m)             \
+    {                                                                               \
+        size_t i = 0, fresh = 0;                                                    \
+        double t0 = now_ns();                                                       \
+        for (size_t j = 0; j < k->n; j++) {                                         \
+            if ((j & 7) == 7) {                                                     \
+                RELEASE(t, INTERN(t, m->s[fresh], m->len[fresh]));                  \
+                fresh++;                                                            \
+            } else {                                                                \
+                RELEASE(t, INTERN(t, k->s[i], k->len[i]));                          \
+                i++;                                                                \
+            }                                                                       \
+        }                                                                           \
+        return (now_ns() - t0) / (double)k->n;                                      \
+    }                                                                               \
     static void P##_measure(const tokens *k, figures *f)                            \
     {                                                                               \
         size_t before = heap_bytes();                                               \
@@ -154,6 +202,9 @@ static inline size_t mix_name(char *buf, size_t size, unsigned long long n)
         f->hit = P##_keep(t, k);                                                    \
         f->hitrel = P##_hitrel(t, k);                                               \
         f->mix = P##_mix(t, k);                                                     \
+        tokens m = mix_names(k);                                                    \
+        f->mixpre = P##_mixpre(t, k, &m);                                           \
+        mix_names_free(&m);                                                         \
         DESTROY(t);                                                                 \
     }
 
@@ -177,9 +228,9 @@ static const backend backends[] = {
 enum { AT = 0, SC = 1 };
 
 /* Results, in print order; "bytes" is overhead per distinct token. */
-static const char *const wl_name[] = {"hit", "stream", "hitrel", "mix", "bytes"};
-#define NWL 5
-enum { W_HIT, W_STREAM, W_HITREL, W_MIX, W_BYTES };
+static const char *const wl_name[] = {"hit", "stream", "hitrel", "mix", "mixpre", "bytes"};
+#define NWL 6
+enum { W_HIT, W_STREAM, W_HITREL, W_MIX, W_MIXPRE, W_BYTES };
 
 static const backend *find_backend(const char *name)
 {
@@ -203,8 +254,8 @@ static int child(const char *bname, const char *path, size_t limit)
     if (k.n > limit)
         k.n = limit;
     b->measure(&k, &f);
-    printf("stream=%.3f bytes=%zu hit=%.3f hitrel=%.3f mix=%.3f ops=%zu\n", f.stream, f.bytes,
-           f.hit, f.hitrel, f.mix, k.n);
+    printf("stream=%.3f bytes=%zu hit=%.3f hitrel=%.3f mix=%.3f mixpre=%.3f ops=%zu\n",
+           f.stream, f.bytes, f.hit, f.hitrel, f.mix, f.mixpre, k.n);
     return 0;
 }
 
@@ -361,7 +412,7 @@ static void print_table(const env *e, const char *path, size_t ntok, size_t dist
         for (size_t b = 0; b < NBACKENDS; b++) {
             if (!use[b])
                 continue;
-            int star = (w == W_HITREL || w == W_MIX) && !backends[b].release;
+            int star = (w == W_HITREL || w == W_MIX || w == W_MIXPRE) && !backends[b].release;
             printf(" %11.2f%s", r->med[b][w], star ? "*" : " ");
         }
         int f = fastest_peer(r, use, w);
@@ -394,10 +445,11 @@ static void print_goals(const result *r, const int *use)
                fg[i].lim, v <= fg[i].lim ? "met" : "NOT met");
     }
     if (use[SC]) {
-        for (size_t w = W_HITREL; w <= W_MIX; w++) {
+        for (size_t w = W_HITREL; w <= W_MIXPRE; w++) {
             double v = r->med[SC][w] / r->med[AT][w];
-            printf("goal %-6s rate: atomtab / string_cache    %5.2f              >= 1.50  %s\n",
-                   wl_name[w], v, v >= 1.5 ? "met" : "NOT met");
+            printf("goal %-6s rate: atomtab / string_cache    %5.2f              >= 1.50  %s%s\n",
+                   wl_name[w], v, v >= 1.5 ? "met" : "NOT met",
+                   w == W_MIXPRE ? " (mix, its new strings made before the clock)" : "");
         }
     }
     double o = r->med[AT][W_BYTES];

@@ -194,7 +194,7 @@ def chart_peers(jsondir, tmp, svgdir, meta):
 
 
 CURRENT_WORKLOADS = [('hit', 'hit'), ('stream', 'stream'), ('hitrel', 'hit + release*'),
-                     ('mix', 'mix*')]
+                     ('mix', 'mix*'), ('mixpre', 'mix, names pre-made*')]
 
 
 def versions_note(v):
@@ -212,10 +212,12 @@ def chart_peers_current(jsondir, tmp, svgdir, meta):
     labels = []
     for i, f in enumerate(files):
         backends = list(f['results'])
+        rows = [(w, label) for w, label in CURRENT_WORKLOADS   # older files lack mixpre
+                if all(w in f['results'][b] for b in backends)]
         write_table(os.path.join(tmp, 'current%d.dat' % i),
                     ['workload'] + [PEER_NAMES.get(b, b) for b in backends],
                     [[label] + [f['results'][b][w]['median'] for b in backends]
-                     for w, label in CURRENT_WORKLOADS])
+                     for w, label in rows])
         labels.append(file_label(f))
     m = doc.get('machine', {})
     return gnuplot(tmp, 'peers-current', svgdir, {

@@ -22,6 +22,7 @@
 //!   mix     as hitrel, but every 8th op interns a new string ("mix-0-N",
 //!           formatted by the C library's snprintf as peers.c formats it)
 //!           instead of the next token
+//!   mixpre  mix with its new strings ("mix-1-N") made before the clock
 //!
 //! usage: atomtab-sc-bench --peer NAME FILE [--limit N]
 
@@ -155,6 +156,25 @@ fn wl_mix<P: Peer>(p: &mut P, k: &[&str]) -> f64 {
     t0.elapsed().as_nanos() as f64 / k.len() as f64
 }
 
+/// k.len() ops as wl_mix, the new strings ("mix-1-N") made before the
+/// clock (peers.c's mixpre).
+#[inline(never)]
+fn wl_mixpre<P: Peer>(p: &mut P, k: &[&str]) -> f64 {
+    let names: Vec<String> = (0..k.len() / 8 + 1).map(|n| format!("mix-1-{n}")).collect();
+    let (mut i, mut fresh) = (0usize, 0usize);
+    let t0 = Instant::now();
+    for j in 0..k.len() {
+        if j & 7 == 7 {
+            p.intern_release(&names[fresh]);
+            fresh += 1;
+        } else {
+            p.intern_release(k[i]);
+            i += 1;
+        }
+    }
+    t0.elapsed().as_nanos() as f64 / k.len() as f64
+}
+
 /// The workloads in peers.c's order; prints its one line.
 fn measure<P: Peer>(make: impl FnOnce() -> P, k: &[&str]) {
     let before = heap_bytes();
@@ -164,8 +184,10 @@ fn measure<P: Peer>(make: impl FnOnce() -> P, k: &[&str]) {
     let hit = wl_keep(&mut p, k);
     let hitrel = wl_hitrel(&mut p, k);
     let mix = wl_mix(&mut p, k);
+    let mixpre = wl_mixpre(&mut p, k);
     println!(
-        "stream={stream:.3} bytes={bytes} hit={hit:.3} hitrel={hitrel:.3} mix={mix:.3} ops={}",
+        "stream={stream:.3} bytes={bytes} hit={hit:.3} hitrel={hitrel:.3} mix={mix:.3} \
+         mixpre={mixpre:.3} ops={}",
         k.len()
     );
 }
