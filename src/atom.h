@@ -81,10 +81,11 @@ static inline uint32_t atab__count(const atab_atom *a)
     return c >= ATAB__REF_SAT ? c : c & ATAB__REF_COUNT;
 }
 
-/* Takes n references on a live atom. 0, or -1 when a sweep has killed it
-** (then it is absent: the caller looks again under the shard lock). A
-** saturated count stays as it is. */
-static inline int atab__count_take(const atab_atom *a, uint32_t n)
+/* Takes n references on a live atom, and sets the bits `mark` (0 or
+** SPARED) in the same CAS. 0, or -1 when a sweep has killed it (then it is
+** absent: the caller looks again under the shard lock). A saturated count
+** stays as it is. */
+static inline int atab__count_take_mark(const atab_atom *a, uint32_t n, uint32_t mark)
 {
     ATAB__PAUSE("revive:cas", a);
     uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED);
@@ -92,9 +93,14 @@ static inline int atab__count_take(const atab_atom *a, uint32_t n)
         if (c >= ATAB__REF_SAT)
             return c == ATAB__REF_DEAD ? -1 : 0;
     } while (!__atomic_compare_exchange_n(w, &c, (c & ATAB__REF_COUNT) + n > ATAB__REF_COUNT
-                                                     ? ATAB__REF_PINNED : c + n,
+                                                     ? ATAB__REF_PINNED : (c + n) | mark,
                                           1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
     return 0;
+}
+
+static inline int atab__count_take(const atab_atom *a, uint32_t n)
+{
+    return atab__count_take_mark(a, n, 0);
 }
 
 /* Writes the atom of the len <= ATAB__SHORT_KEY UTF-8 bytes at s into

@@ -360,12 +360,13 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 ** its entry may hold spares from now on, so a queue sweep leaves it to a
 ** full sweep, whose flush empties the entry first (the caller holds a
 ** reference on it). */
-static uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+static uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h,
+                            int marked)
 {
     uint64_t *e = atab__cache_slot(r, h);
     if (*e)
         give_back(t, r, e);
-    if (!atab_is_static(a))
+    if (!marked && !atab_is_static(a))
         atab__count_mark_spared(a);
     *e = (uint64_t)(uintptr_t)a;
     return e;
@@ -388,16 +389,18 @@ int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
     uint64_t *e = atab__cache_slot(r, h);
     if (atab_is_static(a)) {   /* no count: the entry keeps it for the next hits */
         if (atab__ent_atom(*e) != a)
-            make_entry(t, r, a, h);
+            make_entry(t, r, a, h, 0);
         *e = (uint64_t)(uintptr_t)a | ATAB__ENT_STATIC |
              (uint64_t)ATAB__STATIC_SPARES * ATAB__ENT_ONE;
         return 0;
     }
-    if (atab__ent_atom(*e) != a || t->checked_refs) {   /* first hit here: one reference */
-        if (atab__count_take(a, 1) != 0)
+    if (t->checked_refs)   /* a checked table's caches keep no spares */
+        return atab__count_take(a, 1);
+    if (atab__ent_atom(*e) != a) {   /* first hit here: one reference, marked in the same
+                                        CAS (make_entry) */
+        if (atab__count_take_mark(a, 1, ATAB__REF_SPARED) != 0)
             return -1;
-        if (!t->checked_refs)   /* a checked table's caches keep no spares */
-            make_entry(t, r, a, h);
+        make_entry(t, r, a, h, 1);
         return 0;
     }
     /* Its next hit with no spare: the caller's reference and spares for the
@@ -422,7 +425,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
         if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, h, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e)
-            e = make_entry(t, r, a, h);   /* marks it SPARED */
+            e = make_entry(t, r, a, h, 0);   /* marks it SPARED */
         *e += ATAB__ENT_ONE;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }
