@@ -226,6 +226,89 @@ static void double_release_while_the_spare_holder_is_in_its_hit(void **state)
     assert_int_equal(wa.live, 0);
 }
 
+/* The same promise where B's spares come from its hits: B's first hit of
+** X makes its cache's entry and marks X SPARED in the same CAS (asserted
+** before any release could mark it), its second refills the entry with
+** ATAB__SPARE_TAKE references, and a release puts one more there. Main then releases X once more than it
+** holds for every one of B's spares and references: X's count reaches 0
+** on main's queue, which is full and swept. The sweep must leave X, whose
+** block B's entry still names; B's next intern finds the spares stolen
+** (a misuse) and takes the very atom again. Of B's two references the
+** misuse took one, so B's second release is refused, and nothing is
+** freed until B has let go. */
+typedef struct hit_case {
+    atab_table *t;
+    const char *key;
+    const atab_atom *got, *again;
+    int rc, rc2;
+} hit_case;
+
+enum { H_FIRST = 1, H_MORE, H_AGAIN, H_LET_GO };
+
+static void hit_spare_steps(void *ctx, int step)
+{
+    hit_case *c = ctx;
+    if (step == H_FIRST) {   /* its entry, no spares yet */
+        c->got = atab_intern_cstr(c->t, c->key);
+    } else if (step == H_MORE) {   /* spares from a refill, then one more */
+        c->rc = atab_release(c->t, atab_intern_cstr(c->t, c->key));
+    } else if (step == H_AGAIN) {
+        c->again = atab_intern_cstr(c->t, c->key);
+    } else {
+        size_t n = strlen(c->key);
+        int ok = c->got && c->again && atab_len(c->got) == n &&
+                 memcmp(atab_chars(c->got), c->key, n) == 0;
+        c->rc = ok ? atab_release(c->t, c->got) : -100;
+        c->rc2 = ok ? atab_release(c->t, c->again) : -100;
+    }
+}
+
+static void spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    hit_case c = {0};
+    stepper b;
+    atab_stats st;
+    pauses_reset();
+    atab_options o = plain_options(&al, 7);
+    o.sweep_threshold = 2;   /* main's queue: full at its second atom */
+    c.t = atab_table_new(&o);
+    c.key = "x-spared-by-hits";
+    stepper_start(&b, ROLE_B, hit_spare_steps, &c);
+    const atab_atom *x = atab_intern_cstr(c.t, c.key);
+    int x_blk = wa_watch(&wa, x);
+    const atab_atom *w = atab_intern_cstr(c.t, "w-queued-first");
+    assert_int_equal(atab_release(c.t, w), ATAB_OK);
+    step_run(&b, H_FIRST);
+    assert_ptr_equal(c.got, x);
+    assert_int_equal(*atab__count_word(x), 2 | ATAB__REF_SPARED);
+    step_run(&b, H_MORE);
+    assert_int_equal(c.rc, ATAB_OK);
+    uint32_t held = atab__count(x);   /* main's 1, B's 1 and B's spares */
+    assert_int_equal(held, 2 + ATAB__SPARE_TAKE);
+    for (uint32_t i = 0; i < held; i++)   /* main's own, then B's, misused */
+        assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab__count(x), 0);
+    assert_int_equal(wa_frees(&wa, x_blk), 0);   /* the queue sweep left it */
+    step_run(&b, H_AGAIN);
+    assert_ptr_equal(c.again, x);
+    atab_gc(c.t);
+    assert_int_equal(wa_frees(&wa, x_blk), 0);   /* B holds it */
+    atab_get_stats(c.t, &st);
+    assert_true(st.misuse >= 1);
+    step_run(&b, H_LET_GO);
+    assert_int_equal(c.rc, ATAB_OK);
+    assert_int_equal(c.rc2, ATAB_EREFS);   /* the reference main's misuse took */
+    stepper_quit(&b);
+    atab_gc(c.t);
+    assert_int_equal(wa_frees(&wa, x_blk), 1);   /* unheld now: freed */
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* ---- 2: a refused request is never seen by other threads ---- */
 
 typedef struct limit_case {
@@ -568,6 +651,7 @@ int main(void)
         cmocka_unit_test(double_release_taking_a_spare_survives_the_queue_sweep),
         cmocka_unit_test(checked_table_refuses_the_double_release),
         cmocka_unit_test(double_release_while_the_spare_holder_is_in_its_hit),
+        cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
         cmocka_unit_test(small_interns_fit_while_another_thread_is_refused),
         cmocka_unit_test(foreach_releasing_inside_fn_leaves_no_atom_unswept),
         cmocka_unit_test(queue_sweep_while_the_walk_holds_a_queued_atom),
