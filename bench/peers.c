@@ -109,9 +109,9 @@ static size_t heap_bytes(void)
 }
 
 /* "mix-0-N" in buf; returns its length. */
-static inline size_t mix_name(char *buf, size_t size, unsigned long long n)
+static inline size_t mix_name(char *buf, size_t size, size_t n)
 {
-    return (size_t)snprintf(buf, size, "mix-0-%llu", n);
+    return (size_t)snprintf(buf, size, "mix-0-%zu", n);
 }
 
 /* mixpre's new strings, "mix-1-N" for N < count(k), as tokens: made
@@ -160,32 +160,19 @@ static void mix_names_free(tokens *m)
             RELEASE(t, INTERN(t, k->s[i], k->len[i]));                              \
         return (now_ns() - t0) / (double)k->n;                                      \
     }                                                                               \
-    __attribute__((noinline)) static double P##_mix(void *t, const tokens *k)       \
+    /* m: mixpre's strings, made before the clock; NULL: mix's, by snprintf */  \
+    __attribute__((noinline)) static double P##_mix(void *t, const tokens *k,       \
+                                                    const tokens *m)                \
     {                                                                               \
         char buf[64];                                                               \
-        size_t i = 0;                                                               \
-        unsigned long long fresh = 0;                                               \
-        double t0 = now_ns();                                                       \
-        for (size_t j = 0; j < k->n; j++) {                                         \
-            if ((j & 7) == 7) {                                                     \
-                size_t len = mix_name(buf, sizeof buf, fresh++);                    \
-                RELEASE(t, INTERN(t, buf, len));                                    \
-            } else {                                                                \
-                RELEASE(t, INTERN(t, k->s[i], k->len[i]));                          \
-                i++;                                                                \
-            }                                                                       \
-        }                                                                           \
-        return (now_ns() - t0) / (double)k->n;                                      \
-    }                                                                               \
-    __attribute__((noinline)) static double P##_mixpre(void *t, const tokens *k,    \
-                                                       const tokens *m)             \
-    {                                                                               \
         size_t i = 0, fresh = 0;                                                    \
         double t0 = now_ns();                                                       \
         for (size_t j = 0; j < k->n; j++) {                                         \
             if ((j & 7) == 7) {                                                     \
-                RELEASE(t, INTERN(t, m->s[fresh], m->len[fresh]));                  \
+                const char *s = m ? m->s[fresh] : buf;                              \
+                size_t len = m ? m->len[fresh] : mix_name(buf, sizeof buf, fresh);  \
                 fresh++;                                                            \
+                RELEASE(t, INTERN(t, s, len));                                      \
             } else {                                                                \
                 RELEASE(t, INTERN(t, k->s[i], k->len[i]));                          \
                 i++;                                                                \
@@ -201,9 +188,9 @@ static void mix_names_free(tokens *m)
         f->bytes = heap_bytes() - before;                                           \
         f->hit = P##_keep(t, k);                                                    \
         f->hitrel = P##_hitrel(t, k);                                               \
-        f->mix = P##_mix(t, k);                                                     \
+        f->mix = P##_mix(t, k, NULL);                                               \
         tokens m = mix_names(k);                                                    \
-        f->mixpre = P##_mixpre(t, k, &m);                                           \
+        f->mixpre = P##_mix(t, k, &m);                                              \
         mix_names_free(&m);                                                         \
         DESTROY(t);                                                                 \
     }
