@@ -356,9 +356,10 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 }
 
 /* The entry of hash h for a, taken over from the atom that had it (whose
-** spares go back to its count). A dynamic atom is marked SPARED (atom.h):
-** its entry may hold spares from now on, so a queue sweep leaves it to a
-** full sweep, whose flush empties the entry first (the caller holds a
+** spares go back to its count). A dynamic atom is marked SPARED (atom.h),
+** here or, with `marked`, by the caller's CAS that took its reference: its
+** entry may hold spares from now on, so a queue sweep leaves it to a full
+** sweep, whose flush empties the entry first (the caller holds a
 ** reference on it). */
 static uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h,
                             int marked)
