@@ -265,7 +265,13 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
 ATAB__INLINE uint64_t key_word(const atab_table *t, const char *s, size_t len)
 {
 #if ATAB__READ_BEFORE
-    if (ATAB__LIKELY(((uintptr_t)s & t->key_page_mask) != 0)) {
+    int on_page;
+#if ATAB__X86_64_ASM
+    __asm__("testq %1, %2" : "=@ccnz"(on_page) : "r"(s), "m"(t->key_page_mask));
+#else
+    on_page = ((uintptr_t)s & t->key_page_mask) != 0;
+#endif
+    if (ATAB__LIKELY(on_page)) {
 #if ATAB__X86_64_ASM
         return atab__word_end(s, len);   /* its asm reads the bytes before the key, not C */
 #else
