@@ -246,7 +246,7 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
         short_key k = {s, len};
         uint64_t *e = atab__cache_slot(r, h), x = *e;
         const atab_atom *a = atab__ent_atom(x);
-        if (ATAB__LIKELY(atab__ent_live(x) && match_short(&k, a))) {
+        if (ATAB__LIKELY(atab__ent_live_at(e, x) && match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
                 return short_stale(r, s, len, h, insert_new);
             atab__ent_take(e, x);
@@ -302,7 +302,7 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         uint64_t *e = atab__cache_slot(r, h), x = *e;
         const atab_atom *a = atab__ent_atom(x);
-        if (ATAB__LIKELY(atab__ent_live(x) && atab_len(a) == len &&
+        if (ATAB__LIKELY(atab__ent_live_at(e, x) && atab_len(a) == len &&
                          atab__word_end(atab_chars(a), len) == w)) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
                 return short_stale(r, s, len, h, insert_new);

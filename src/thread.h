@@ -242,6 +242,22 @@ static inline int atab__ent_live(uint64_t e)
     return e >= ATAB__ENT_ONE;
 }
 
+/* atab__ent_live of the entry at e, whose value the caller has read as x:
+** on x86-64, a test of its spares' 16 bits in memory (so the hit path keeps
+** no copy of x to shift). Inside a section only, while atab__cache_ours. */
+static inline int atab__ent_live_at(const uint64_t *e, uint64_t x)
+{
+#if ATAB__X86_HIT
+    int live;
+    (void)x;
+    __asm__("cmpw $0, %1" : "=@ccnz"(live) : "m"(((const uint16_t *)(const void *)e)[3]));
+    return live;
+#else
+    (void)e;
+    return atab__ent_live(x);
+#endif
+}
+
 /* May a spare be taken from live entry value e of atom a? Not when a's
 ** count bits are 0: an over-release took the references the spares stand
 ** for (atab__ent_stale then; a saturated count, whose count bits may be 0
