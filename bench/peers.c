@@ -27,8 +27,8 @@
 **           on one thread
 **   mixpre  mix with its new strings ("mix-1-N") made before the clock, as
 **           the tokens are: the table's work without snprintf's (about
-**           1,200 instructions a string, as much as the rest of a mix
-**           op's 8 together)
+**           1,200 instructions a string, nearly as many as atomtab's 8
+**           ops of a group together)
 ** The driver runs each backend's child once per repeat, backends
 ** interleaved and their order rotated each repeat; a figure is the median
 ** (and min) of the repeats. Per row it prints atomtab / the fastest peer
