@@ -45,6 +45,9 @@
 #else
 #define ATAB__X86_64_ASM 0
 #endif
+#if ATAB__X86_64_ASM && !ATAB__READ_BEFORE
+#error "the x86-64 asm paths read before keys (intern.c: key_word)"
+#endif
 #define ATAB__PAGE_MASK 4088u   /* of an address, the bits that say it is at least
                                    8 bytes into a 4 KB page (else 0) */
 

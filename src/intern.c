@@ -264,21 +264,16 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
 ** own bytes. */
 ATAB__INLINE uint64_t key_word(const atab_table *t, const char *s, size_t len)
 {
-#if ATAB__READ_BEFORE
+#if ATAB__X86_64_ASM   /* (implies ATAB__READ_BEFORE) */
     int on_page;
-#if ATAB__X86_64_ASM
     __asm__("testq %1, %2" : "=@ccnz"(on_page) : "r"(s), "m"(t->key_page_mask));
-#else
-    on_page = ((uintptr_t)s & t->key_page_mask) != 0;
-#endif
-    if (ATAB__LIKELY(on_page)) {
-#if ATAB__X86_64_ASM
+    if (ATAB__LIKELY(on_page))
         return atab__word_end(s, len);   /* its asm reads the bytes before the key, not C */
-#else
+#elif ATAB__READ_BEFORE
+    if (ATAB__LIKELY(((uintptr_t)s & t->key_page_mask) != 0)) {
         const char *p = s;
         __asm__("" : "+r"(p));   /* the bytes before the key: the machine's, not C's */
         return atab__word_end(p, len);
-#endif
     }
 #else
     (void)t;
@@ -300,10 +295,10 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
     atab__rec *r = atab__tls_last.rec;
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
+        word_key k = {w, len};
         uint64_t *e = atab__cache_slot(r, h), x = *e;
         const atab_atom *a = atab__ent_atom(x);
-        if (ATAB__LIKELY(atab__ent_live_at(e, x) && atab_len(a) == len &&
-                         atab__word_end(atab_chars(a), len) == w)) {
+        if (ATAB__LIKELY(atab__ent_live_at(e, x) && match_word(&k, a))) {
             if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
                 return short_stale(r, s, len, h, insert_new);
             atab__ent_take(e, x);
