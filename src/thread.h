@@ -283,10 +283,14 @@ ATAB__HIDDEN int atab__ent_stale(atab__rec *r, uint64_t *e);
 
 /* A hit from the cache, inside a section, while atab__cache_ours(r): takes
 ** a spare of the atom at *e (atab__ent_live, atab__ent_usable), whose
-** characters the caller compared with its key. */
+** characters the caller compared with its key. A static atom's entry is
+** left as it is: its spares (ATAB__STATIC_SPARES) only keep it live, and a
+** hit that writes nothing leaves the line clean (most hits of short keys
+** are static atoms). */
 static inline void atab__ent_take(uint64_t *e, uint64_t x)
 {
-    *e = x - ATAB__ENT_ONE;
+    if (!(x & ATAB__ENT_STATIC))
+        *e = x - ATAB__ENT_ONE;
 }
 
 /* Takes one reference on atom a of hash h, which the caller found in the
