@@ -3,10 +3,13 @@
 ** intern.c - the hot path: interning and looking up a string, from the
 ** hash to the atom, lock-free. Contract:
 **   - a hit (the key's atom is in the table) takes no lock and writes
-**     nothing shared: it hashes the key, enters a read-side section on this
-**     thread's record (thread.h), and takes the atom and a spare reference
-**     from the record's cache, where the entry of the key's hash keeps its
-**     atom alive; else it probes the key's two groups (probe.h) and takes a
+**     nothing shared: it hashes the key, and a static atom in this
+**     thread's cache entry of a short key's hash (below) is the answer,
+**     with no section and nothing written (thread.h: atab__ent_peek);
+**     else it enters a
+**     read-side section on this thread's record (thread.h), and takes the
+**     atom and a spare reference from the entry, which keeps its atom
+**     alive; else it probes the key's two groups (probe.h) and takes a
 **     reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
 **     its own, one copy for each class of lengths (1-8, 9-16, 17-32) so
@@ -109,6 +112,12 @@ static __attribute__((noinline)) const atab_atom *
 short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
     atab__key k = {s, NULL, 0, len, h};
+    atab__rec *r = atab__rec_of(t);
+    if (r) {   /* a static atom in the cache: no section (as the hit path) */
+        uint64_t x = atab__ent_peek(atab__cache_slot(r, h));
+        if ((x & ATAB__ENT_STATIC) && atab__match_key(&k, atab__ent_atom(x)))
+            return atab__ent_atom(x);
+    }
     return find_or_insert(t, &k, s, insert_new);
 }
 
@@ -221,7 +230,7 @@ short_stale(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
     uint64_t *e = atab__cache_slot(r, h), x = *e;
     if (atab__ent_stale(r, e) == 0) {
-        atab__ent_take(e, x);
+        atab__ent_take_dyn(e, x);
         atab__leave(r);
         return atab__ent_atom(x);
     }
@@ -241,15 +250,18 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
                                                              or readers must fence */
     atab__rec *r = atab__tls_last.rec;
+    short_key k = {s, len};
+    uint64_t *e = atab__cache_slot(r, h), x = atab__ent_peek(e);
+    const atab_atom *a = atab__ent_atom(x);
+    if (ATAB__LIKELY((x & ATAB__ENT_STATIC) && match_short(&k, a)))
+        return a;   /* a static atom: no section */
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
-        short_key k = {s, len};
-        uint64_t *e = atab__cache_slot(r, h), x = *e;
-        const atab_atom *a = atab__ent_atom(x);
+        a = atab__ent_atom(x = *e);
         if (ATAB__LIKELY(atab__ent_live_at(e, x) && match_short(&k, a))) {
-            if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
+            if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
                 return short_stale(r, s, len, h, insert_new);
-            atab__ent_take(e, x);
+            atab__ent_take_dyn(e, x);
             atab__leave(r);
             return a;
         }
@@ -293,15 +305,18 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
         return short_general(t, s, len, h, insert_new);
     atab__rec *r = atab__tls_last.rec;
+    word_key k = {w, len};
+    uint64_t *e = atab__cache_slot(r, h), x = atab__ent_peek(e);
+    const atab_atom *a = atab__ent_atom(x);
+    if (ATAB__LIKELY((x & ATAB__ENT_STATIC) && match_word(&k, a)))
+        return a;   /* a static atom: no section */
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
-        word_key k = {w, len};
-        uint64_t *e = atab__cache_slot(r, h), x = *e;
-        const atab_atom *a = atab__ent_atom(x);
+        a = atab__ent_atom(x = *e);
         if (ATAB__LIKELY(atab__ent_live_at(e, x) && match_word(&k, a))) {
-            if (ATAB__UNLIKELY(!atab__ent_usable(a, x)))
+            if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
                 return short_stale(r, s, len, h, insert_new);
-            atab__ent_take(e, x);
+            atab__ent_take_dyn(e, x);
             atab__leave(r);
             return a;
         }

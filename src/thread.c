@@ -345,8 +345,10 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 {
     uint64_t x = *e;
     unsigned n = atab__spares(x);
-    *e = 0;   /* before the count: a child forked in between leaks the
-                 spares, and never gives them back twice */
+    __atomic_store_n(e, 0, __ATOMIC_RELAXED);   /* before the count: a child forked in
+                                                 between leaks the spares, and never
+                                                 gives them back twice; atomic for the
+                                                 owner's atab__ent_peek */
     if (n && !(x & ATAB__ENT_STATIC)) {   /* a static atom has no count */
         const atab_atom *a = atab__ent_atom(x);
         int what = atab__count_drop(a, n, 0, queue_room(r));

@@ -84,7 +84,7 @@
 ** release that takes another thread's spares leaves the count below them,
 ** which nothing legitimate does (every count holds every cache's spares
 ** for its atom), and at 0 (it drops all it can see): that thread's next
-** take of a spare checks for a count at 0 (atab__ent_usable: the atom's
+** take of a spare checks for a count at 0 (atab__counted: the atom's
 ** header, which the key compare has just read), and a queue sweep never
 ** kills an atom a cache has kept spares of (atom.h: SPARED, set by
 ** whatever gives an entry spares), which waits for a full sweep, whose
@@ -258,21 +258,35 @@ static inline int atab__ent_live_at(const uint64_t *e, uint64_t x)
 #endif
 }
 
-/* May a spare be taken from live entry value e of atom a? Not when a's
-** count bits are 0: an over-release took the references the spares stand
-** for (atab__ent_stale then; a saturated count, whose count bits may be 0
-** too, is told apart there). */
-static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
+/* Are dynamic atom a's count bits not 0 (a relaxed load and a test)? */
+static inline int atab__counted(const atab_atom *a)
 {
-    if (e & ATAB__ENT_STATIC)
-        return 1;   /* a static atom's entry: no count to read */
-    int counted;   /* the count bits not 0: a relaxed load and a test */
+    int counted;
 #if ATAB__X86_HIT
     __asm__("testl %2, %1" : "=@ccnz"(counted) : "m"(*atab__count_word(a)), "i"(ATAB__REF_COUNT));
 #else
     counted = (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_COUNT) != 0;
 #endif
     return counted;
+}
+
+/* May a spare be taken from live entry value e of atom a? Not when a's
+** count bits are 0: an over-release took the references the spares stand
+** for (atab__ent_stale then; a saturated count, whose count bits may be 0
+** too, is told apart there). */
+static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
+{
+    return (e & ATAB__ENT_STATIC) || atab__counted(a);   /* a static atom has no count */
+}
+
+/* The value of this thread's entry e read outside any section, for a hit
+** of a static atom there (ATAB__ENT_STATIC), which needs none: a static
+** atom is never freed, its entry's spares are never taken
+** (atab__ent_take), and a flusher only ever makes an entry 0 (its store is
+** atomic, as this load is). Any other value is read again in a section. */
+static inline uint64_t atab__ent_peek(const uint64_t *e)
+{
+    return __atomic_load_n(e, __ATOMIC_RELAXED);
 }
 
 /* For a live entry *e whose atom's count bits are 0: 0 when the count is
@@ -282,15 +296,20 @@ static inline int atab__ent_usable(const atab_atom *a, uint64_t e)
 ATAB__HIDDEN int atab__ent_stale(atab__rec *r, uint64_t *e);
 
 /* A hit from the cache, inside a section, while atab__cache_ours(r): takes
-** a spare of the atom at *e (atab__ent_live, atab__ent_usable), whose
+** a spare of the dynamic atom at *e (atab__ent_live, atab__counted), whose
 ** characters the caller compared with its key. A static atom's entry is
-** left as it is: its spares (ATAB__STATIC_SPARES) only keep it live, and a
-** hit that writes nothing leaves the line clean (most hits of short keys
-** are static atoms). */
+** left as it is (atab__ent_take): its spares (ATAB__STATIC_SPARES) only
+** keep it live. */
+static inline void atab__ent_take_dyn(uint64_t *e, uint64_t x)
+{
+    *e = x - ATAB__ENT_ONE;
+}
+
+/* atab__ent_take_dyn, for an entry that may be a static atom's. */
 static inline void atab__ent_take(uint64_t *e, uint64_t x)
 {
     if (!(x & ATAB__ENT_STATIC))
-        *e = x - ATAB__ENT_ONE;
+        atab__ent_take_dyn(e, x);
 }
 
 /* Takes one reference on atom a of hash h, which the caller found in the

@@ -5,6 +5,7 @@
 ** when its thread exits, and nothing it keeps outlives a sweep.
 */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "test_util.h"
@@ -156,6 +157,76 @@ static void a_static_atom_hit_again_is_the_same_static_atom(void **state)
     atab_table_free(t);
 }
 
+/* This thread's cache entry of atom a on t (its record is the last one
+** used: the caller interned a just before). */
+static const uint64_t *entry_of(atab_table *t, const atab_atom *a)
+{
+    assert_ptr_equal(atab__tls_last.rec->t, t);
+    return atab__cache_slot(atab__tls_last.rec, atab__atom_hash(t, a));
+}
+
+/* A static atom's hits are served from its entry with no section and no
+** write: the entry and the record's section count stay as they were. A
+** flush empties the entry (the next hit makes it again), and a thread
+** that hits a static atom while flushes run beside it (a sweep flushes
+** every cache) always gets that atom: the flusher's store and the hit's
+** unguarded read of the entry are atomics (ThreadSanitizer runs this). */
+typedef struct static_hitter {
+    atab_table *t;
+    const atab_atom *a;
+    int stop;   /* atomic */
+    long wrong, hits;   /* hits: atomic */
+} static_hitter;
+
+static void *hit_static_until_stopped(void *p)
+{
+    static_hitter *h = p;
+    while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+        if (atab_intern(h->t, "div", 3) != h->a)
+            h->wrong++;
+        __atomic_add_fetch(&h->hits, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void a_static_hit_writes_nothing_and_enters_no_section(void **state)
+{
+    (void)state;
+    atab_options o = plain_options(NULL, SEED);
+    o.flags &= ~(unsigned)ATAB_NO_DEFAULT_STATICS;   /* "div" is a default static atom */
+    o.sweep_threshold = SIZE_MAX;
+    atab_table *t = atab_table_new(&o);
+    const atab_atom *a = atab_intern_cstr(t, "div");
+    assert_true(atab_is_static(a));
+    assert_ptr_equal(atab_intern_cstr(t, "div"), a);   /* the entry is made by now */
+    const uint64_t *e = entry_of(t, a);
+    uint64_t before = *e, seq = atab__tls_last.rec->seq;
+    assert_ptr_equal(atab__ent_atom(before), a);
+    assert_true(before & ATAB__ENT_STATIC);
+    for (int i = 0; i < 1000; i++)
+        assert_ptr_equal(atab_intern(t, "div", 3), a);
+    assert_int_equal(*e, before);
+    assert_int_equal(atab__tls_last.rec->seq, seq);
+    atab_gc(t);   /* flushes this thread's cache */
+    assert_int_equal(*e, 0);
+    assert_ptr_equal(atab_intern(t, "div", 3), a);
+
+    static_hitter h = {t, a, 0, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, hit_static_until_stopped, &h), 0);
+    while (__atomic_load_n(&h.hits, __ATOMIC_ACQUIRE) == 0)
+        sched_yield();
+    long from = __atomic_load_n(&h.hits, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < 200 || __atomic_load_n(&h.hits, __ATOMIC_ACQUIRE) < from + 1000; i++) {
+        atab_release(t, atab_intern_cstr(t, "flush-me"));
+        atab_gc(t);   /* a full sweep: flushes the hitter's cache too */
+    }
+    __atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    assert_int_equal(h.wrong, 0);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,6 +235,7 @@ int main(void)
         cmocka_unit_test(a_thread_that_exits_gives_its_spares_back),
         cmocka_unit_test(a_sweep_leaves_the_cache_nothing_stale),
         cmocka_unit_test(a_static_atom_hit_again_is_the_same_static_atom),
+        cmocka_unit_test(a_static_hit_writes_nothing_and_enters_no_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
