@@ -26,7 +26,7 @@
 ** machine, where Mops/s cannot scale.
 **
 ** --sweep-threshold N: the table's sweep threshold (default 10,000; a
-** thread's queue holds min(N, 1,024) atoms, so below 1,024 its sweeps, and
+** thread's queue holds min(N, 2,048) atoms, so below 2,048 its sweeps, and
 ** their grace periods, come more often).
 **
 ** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]

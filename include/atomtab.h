@@ -194,7 +194,7 @@ typedef struct atab_static_set atab_static_set;
 typedef struct atab_options {
     size_t initial_capacity; /**< atoms expected (default: small) */
     size_t sweep_threshold;  /**< unused atoms a thread gathers before
-                                  it sweeps them (at most 1024 at a time),
+                                  it sweeps them (at most 2048 at a time),
                                   and unused atoms no thread gathered
                                   that trigger a full sweep (default
                                   10000; SIZE_MAX: only atab_gc sweeps) */

@@ -53,7 +53,7 @@
 #ifndef GROW_BIG_NUM
 #define GROW_BIG_NUM 10
 #endif
-#define QUEUE_MAX 1024         /* atoms a thread queues before it sweeps them */
+#define QUEUE_MAX 2048         /* atoms a thread queues before it sweeps them */
 
 /* ---- slot arrays (shard lock held) ---- */
 

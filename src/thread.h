@@ -378,7 +378,7 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 ** sweep freed, linked through their first word, for the thread's next new
 ** atoms). */
 #define ATAB__QUEUE_LISTS 64   /* table.h's ATAB__SHARDS (sweep.c checks) */
-#define ATAB__QUEUE_LINK 0xffffu   /* an index + 1: t->queue_cap is at most 1,024 (table.c) */
+#define ATAB__QUEUE_LINK 0xffffu   /* an index + 1: t->queue_cap is at most 2,048 (table.c) */
 #define ATAB__QUEUE_HEADS_BYTES (ATAB__QUEUE_LISTS * sizeof(uint16_t))
 #define ATAB__QUEUE_BYTES(t) \
     ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t)) + \

@@ -551,7 +551,7 @@ static void *queue_five_and_exit(void *arg)
 }
 
 /* A thread exits with atoms on its queue (the default threshold: its
-** queue holds 1,024, and its zeros go to t->unused 32 at a time): its
+** queue holds 2,048, and its zeros go to t->unused 32 at a time): its
 ** exit takes them off, and they stay counted for a sweep. */
 static void a_thread_exiting_with_queued_atoms_leaves_them_counted(void **state)
 {
