@@ -5,8 +5,7 @@
 **   - a hit (the key's atom is in the table) takes no lock and writes
 **     nothing shared: it hashes the key, and a static atom in this
 **     thread's cache entry of a short key's hash (below) is the answer,
-**     with no section and nothing written (thread.h: atab__ent_peek);
-**     else it enters a
+**     with no section and nothing written (static_hit); else it enters a
 **     read-side section on this thread's record (thread.h), and takes the
 **     atom and a spare reference from the entry, which keeps its atom
 **     alive; else it probes the key's two groups (probe.h) and takes a
@@ -106,6 +105,16 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
     return a ? a : after_miss(t, k, u8, insert_new);
 }
 
+/* The atom of this thread's cache entry e when it is a static atom that
+** `match` finds equal to `key`, else NULL: such a hit takes no section and
+** writes nothing (thread.h: atab__ent_peek). */
+ATAB__INLINE const atab_atom *static_hit(const uint64_t *e, atab__match_fn match,
+                                         const void *key)
+{
+    uint64_t x = atab__ent_peek(e);
+    return (x & ATAB__ENT_STATIC) && match(key, atab__ent_atom(x)) ? atab__ent_atom(x) : NULL;
+}
+
 /* The short-key path's ways out, out of line so the hit path below saves
 ** no registers for them. */
 static __attribute__((noinline)) const atab_atom *
@@ -113,12 +122,8 @@ short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_n
 {
     atab__key k = {s, NULL, 0, len, h};
     atab__rec *r = atab__rec_of(t);
-    if (r) {   /* a static atom in the cache: no section (as the hit path) */
-        uint64_t x = atab__ent_peek(atab__cache_slot(r, h));
-        if ((x & ATAB__ENT_STATIC) && atab__match_key(&k, atab__ent_atom(x)))
-            return atab__ent_atom(x);
-    }
-    return find_or_insert(t, &k, s, insert_new);
+    const atab_atom *a = r ? static_hit(atab__cache_slot(r, h), atab__match_key, &k) : NULL;
+    return a ? a : find_or_insert(t, &k, s, insert_new);
 }
 
 static __attribute__((noinline)) const atab_atom *
@@ -251,10 +256,10 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
                                                              or readers must fence */
     atab__rec *r = atab__tls_last.rec;
     short_key k = {s, len};
-    uint64_t *e = atab__cache_slot(r, h), x = atab__ent_peek(e);
-    const atab_atom *a = atab__ent_atom(x);
-    if (ATAB__LIKELY((x & ATAB__ENT_STATIC) && match_short(&k, a)))
-        return a;   /* a static atom: no section */
+    uint64_t *e = atab__cache_slot(r, h), x;
+    const atab_atom *a = static_hit(e, match_short, &k);
+    if (ATAB__LIKELY(a != NULL))
+        return a;
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
@@ -306,10 +311,10 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
         return short_general(t, s, len, h, insert_new);
     atab__rec *r = atab__tls_last.rec;
     word_key k = {w, len};
-    uint64_t *e = atab__cache_slot(r, h), x = atab__ent_peek(e);
-    const atab_atom *a = atab__ent_atom(x);
-    if (ATAB__LIKELY((x & ATAB__ENT_STATIC) && match_word(&k, a)))
-        return a;   /* a static atom: no section */
+    uint64_t *e = atab__cache_slot(r, h), x;
+    const atab_atom *a = static_hit(e, match_word, &k);
+    if (ATAB__LIKELY(a != NULL))
+        return a;
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
