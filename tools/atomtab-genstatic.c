@@ -534,14 +534,18 @@ typedef struct gs_opts {
     int n_exclude, export_, no_default;
 } gs_opts;
 
-/* The miss filter: 2^log2 bits, at least 8 per atom (about 1 false hit in
-** 12 for keys that are no atom), the bit of every atom set. Writes the
-** array; returns log2. Without memory for it every bit is set: lookups
-** still find every atom, only misses hash. */
+/* The miss filter: 2^log2 bits, the bit of every atom set: at least 32
+** per atom up to 16 KB (about 1 false hit in 40 for keys that are no
+** atom), at least 8 per atom past that (about 1 in 12), so that a large
+** host set's filter stays a small share of its bytes. Writes the array;
+** returns log2. Without memory for it every bit is set: lookups still find
+** every atom, only misses hash. */
 static unsigned write_filter(FILE *f, const gs_opts *o, const gs_list *l)
 {
     unsigned log2 = 9;
     while (((uint64_t)1 << log2) < (uint64_t)l->n * 8 && log2 < 31)
+        log2++;
+    while (((uint64_t)1 << log2) < (uint64_t)l->n * 32 && log2 < 17)
         log2++;
     size_t words = ((size_t)1 << log2) / 64;
     uint64_t *bits = calloc(words, sizeof *bits);
