@@ -187,13 +187,15 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
                                              const void *key)
 {
     atab_table *t = r->t;
-    atab__arr v = shard_arr(t, h);
+    uint64_t arr = __atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE);
+    atab__arr v = atab__arr_of(arr);
     const atab_atom *a = atab__probe_ab(v, h, match, key, NULL);
     if (!a) {
         if (ATAB__UNLIKELY(v.overflow))
             return short_past_b(t, s, len, h, insert_new);
         atab__leave(r);
-        return short_missed(t, s, len, h, insert_new);
+        return insert_new ? atab__insert_short(r, s, len, h, arr)
+                          : short_missed(t, s, len, h, 0);
     }
     return short_found(t, r, a, s, len, h, insert_new);
 }

@@ -22,10 +22,14 @@ ATAB__HIDDEN const void *atab__static_heap(const atab_table *t, size_t *bytes);
 
 /* Could this set hold these bytes? Its miss filter's bit (static_hash.h):
 ** a clear bit means no slot of the set holds them, known without hashing. */
+static inline int atab__set_has_bit(const atab_static_set *set, uint32_t bit)
+{
+    return (int)((set->filter[bit >> 6] >> (bit & 63)) & 1);
+}
+
 static inline int atab__set_may_hold(const atab_static_set *set, const char *s, size_t len)
 {
-    uint32_t bit = atab__static_filter_bit(s, len, set->filter_log2);
-    return (int)((set->filter[bit >> 6] >> (bit & 63)) & 1);
+    return atab__set_has_bit(set, atab__static_filter_bit(s, len, set->filter_log2));
 }
 
 #endif /* ATAB_STATIC_H */

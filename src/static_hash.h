@@ -70,13 +70,18 @@ static inline uint64_t atab__static_hash(uint64_t seed, const char *s, size_t le
 ** of every atom of a set; a key whose bit is clear is in no slot of the
 ** set, so most misses skip the set without hashing (the index's hash is
 ** the dearer part of a static lookup). */
-static inline uint32_t atab__static_filter_bit(const char *s, size_t len, uint32_t log2_bits)
+static inline uint32_t atab__static_filter_mix(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     uint32_t x = (uint32_t)len & 0xff;
     if (len)
         x |= (uint32_t)p[0] << 8 | (uint32_t)p[len >> 1] << 16 | (uint32_t)p[len - 1] << 24;
-    return (x * 0x9e3779b1u) >> (32 - log2_bits);
+    return x * 0x9e3779b1u;
+}
+
+static inline uint32_t atab__static_filter_bit(const char *s, size_t len, uint32_t log2_bits)
+{
+    return atab__static_filter_mix(s, len) >> (32 - log2_bits);
 }
 
 /* Reduces a 32-bit value to [0, n) without a division (Lemire). */

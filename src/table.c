@@ -429,11 +429,12 @@ static const atab_atom *find_locked(uint64_t arr, const atab__key *k, ab_groups 
 /* Under the shard's lock: finds the key again (the lock-free probe that
 ** missed read no insert count: that line is the writers'), else a static
 ** atom (cached in the shard, so later hits are one lock-free probe), else
-** with `insert` a new atom. A dynamic atom found gets a reference on its
+** with `insert_new` a new atom: `made` when not NULL (made for k before the
+** lock: freed when not used). A dynamic atom found gets a reference on its
 ** count. Called outside any section: the grace period after a rebuild
 ** waits for them. */
-const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
-                                             const char *u8, int insert_new)
+static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k, const char *u8,
+                                              int insert_new, atab_atom *made)
 {
     atab__shard *sh = atab__shard_of(t, k->hash);
     uint64_t retired = 0;
@@ -450,7 +451,8 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
             sh->statics++;
         atab__set_error(saved);   /* failing to cache it is benign */
     } else if (insert_new) {
-        atab_atom *na = new_atom(t, k);
+        atab_atom *na = made ? made : new_atom(t, k);
+        made = NULL;
         if (na && insert(t, sh, atab__slot_make(na, k->hash), k->hash, &retired, &ab) != 0) {
             atab__atom_free(t, atab__acct(t), na);
             na = NULL;
@@ -460,6 +462,8 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
     atab__lock_drop(&sh->lock);
+    if (made)   /* not needed: the key was there, or is a static atom's */
+        atab__atom_free(t, atab__acct(t), made);
     if (retired) {   /* readers may be on the old array: free it after a grace period */
         ATAB__PAUSE("grow:retire", t);
         if (atab__alone(t)) {
@@ -470,6 +474,72 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
         }
     }
     return a;
+}
+
+const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
+                                             const char *u8, int insert_new)
+{
+    return find_or_insert_locked(t, k, u8, insert_new, NULL);
+}
+
+/* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
+** last record r, whose lock-free probe of array word arr missed. Its atom
+** is made before the lock, from r's recycled blocks or its bump (no
+** lock), so that the lock is held for the probe of groups A and B again
+** and the slot's two stores alone. A key that may be a static atom's, or
+** no block at hand, go the locked way (find_or_insert_locked); so does
+** the atom made, into an array that changed since (a rebuild, a key gone
+** past B), a shard at its load or two full groups. Called outside any
+** section. */
+const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
+                                    uint64_t arr)
+{
+    if (!s || len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();
+    atab_table *t = r->t;
+    atab__key k = {s, NULL, 0, len, h};
+    atab_atom *na;
+    if (atab__static_lookup(t, s, len) ||
+        (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
+         !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
+        return atab__find_or_insert_locked(t, &k, s, 1);
+    atab__atom_init_short(na, s, len);
+    atab__shard *sh = atab__shard_of(t, h);
+    atab__lock_take(&sh->lock);
+    if (ATAB__LIKELY(*sh->arr == arr && sh->used < sh->limit)) {
+        atab__arr v = atab__arr_of(arr);
+        unsigned c = atab__h_ctrl(h);
+        size_t g = atab__h_group(h, v.ngroups);
+        atab__group ga = atab__group_read(v, g, c);
+        const atab_atom *a = atab__group_find(v, g, ga.match, h, atab__match_key, &k, NULL);
+        if (!a && !ga.empty) {   /* as find_locked: B only past a full A */
+            size_t g2 = atab__h_group2(h, v.ngroups);
+            atab__group gb = atab__group_read(v, g2, c);
+            a = atab__group_find(v, g2, gb.match, h, atab__match_key, &k, NULL);
+            if (!ga.free)
+                g = g2, ga.free = gb.free;
+        }
+        if (a) {   /* another thread's insert came first */
+            if (!atab_is_static(a))
+                atab__count_take(a, 1);   /* never dead under the lock */
+            atab__lock_drop(&sh->lock);
+            atab__atom_free(t, atab__acct(t), na);
+            return a;
+        }
+        if (ATAB__LIKELY(ga.free != 0)) {   /* A's first free slot, else B's */
+            uint8_t *ctrl = atab__group_ctrl(v, g);
+            unsigned j = (unsigned)__builtin_ctz(ga.free);
+            /* the slot, then its control byte (put) */
+            __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, atab__slot_make(na, h),
+                             __ATOMIC_RELEASE);
+            __atomic_store_n(ctrl + j, (uint8_t)c, __ATOMIC_RELEASE);
+            sh->used++;
+            atab__lock_drop(&sh->lock);
+            return na;
+        }
+    }
+    atab__lock_drop(&sh->lock);
+    return find_or_insert_locked(t, &k, s, 1, na);
 }
 
 /* ---- statistics and visits ---- */

@@ -444,8 +444,9 @@ static inline int atab__static_may_hold(const atab_table *t, const char *s, size
 {
     if (len > t->static_maxlen)
         return 0;
+    uint32_t mix = atab__static_filter_mix(s, len);   /* each set's bit: its top bits */
     for (size_t i = 0; i < t->n_sets; i++)
-        if (atab__set_may_hold(t->sets[i], s, len))
+        if (atab__set_has_bit(t->sets[i], mix >> (32 - t->sets[i]->filter_log2)))
             return 1;
     return 0;
 }
@@ -487,6 +488,13 @@ ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
 ** (ATAB_OK when a lookup found nothing). Called outside any section. */
 ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
                                                           const char *u8, int insert_new);
+
+/* An intern's insert of a short UTF-8 key (1 to ATAB__SHORT_KEY bytes,
+** hash h) by this thread's last record r, after its lock-free probe of
+** array word arr missed: the new atom made before the shard's lock is
+** taken; else the locked way (table.c). Called outside any section. */
+ATAB__HIDDEN const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len,
+                                                 uint64_t h, uint64_t arr);
 
 /* After a release (sweep.c): a thread whose queue is full sweeps it and
 ** puts it back empty (one that queued an atom with no queue yet makes
