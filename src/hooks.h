@@ -29,6 +29,8 @@
 **   a carved block freed           "chunk:put" (the block), as it goes
 **       back to its chunk, chunk_lock held (the race tests count it as
 **       the block's free: test_hooks.h)
+**   insert vs insert or grow       "insert:made" (t), after a short
+**       key's insert made its atom, before it takes the shard's lock
 **   kick vs read                   "probe:group_a" (group A's control
 **       bytes), after a probe read the control bytes of a key's group A,
 **       before it reads its slots

@@ -17,8 +17,10 @@
 **     1 to 8 bytes is one word, read by one load that ends at its end and
 **     may start before it on its page (key_word), compared with the
 **     atom's word, which one load reads too;
-**   - a miss leaves the section and finishes under the shard's lock
-**     (atab__find_or_insert_locked, table.c), which inserts;
+**   - a miss leaves the section and finishes under the shard's lock: a
+**     short key's insert makes its atom first and holds the lock for the
+**     probe again and the slot's stores (atab__insert_short, table.c),
+**     anything else takes the locked way (atab__find_or_insert_locked);
 **   - every returned dynamic atom carries one reference for the caller;
 **     NULL comes with atab_last_error() (ATAB_OK for a lookup that found
 **     nothing);

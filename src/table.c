@@ -504,6 +504,7 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
          !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
         return atab__find_or_insert_locked(t, &k, s, 1);
     atab__atom_init_short(na, s, len);
+    ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
     atab__lock_take(&sh->lock);
     if (ATAB__LIKELY(*sh->arr == arr && sh->used < sh->limit)) {

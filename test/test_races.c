@@ -967,6 +967,113 @@ static void reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key(void **s
     kick_schedule(0);
 }
 
+/* ---- a short key's insert, its atom made before the shard's lock ---- */
+
+#define MADE_KEY "made-before-lock"   /* 16 bytes: the short-key path */
+
+typedef struct made_case {
+    atab_table *t;
+    const atab_atom *got;
+} made_case;
+
+static void *do_intern_made(void *arg)
+{
+    made_case *c = arg;
+    atab_intern_cstr(c->t, "warm");   /* held: this thread's record made */
+    c->got = atab_intern_cstr(c->t, MADE_KEY);
+    return NULL;
+}
+
+/* The inserter I (its record made by a first intern) missed the key
+** lock-free in an array with room, made its atom and stops before the
+** shard's lock ("insert:made"); this thread then interns the same key
+** into that array (`grow` 0), or grows the key's shard past it (`grow`
+** 1). Let go, I finds this thread's atom under the lock and gives
+** its own block back to its chunk (a free block of its class); or, its
+** array replaced, it inserts the atom it made the locked way (no block
+** freed). Either way the key has one atom, with exact counts. */
+static void made_schedule(int grow)
+{
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    atab_options o = plain_options(&al, 11);
+    made_case c = {0};
+    worker i;
+    setup_hooks();
+    o.sweep_threshold = SIZE_MAX;
+    c.t = atab_table_new(&o);
+    if (c.t->fast_id == ATAB__FENCED) {   /* no membarrier: no short-key path */
+        atab_table_free(c.t);
+        skip();
+    }
+    size_t class = atab__class_of(strlen(MADE_KEY));
+    unsigned shard = shard_of_key(c.t, MADE_KEY);
+    atab__shard *sh = &c.t->shards[shard];
+    char buf[32];
+    for (int k = 0; !atab__is_array(*sh->arr); k++) {   /* an array, with room for two */
+        snprintf(buf, sizeof buf, "pre%d", k);
+        if (shard_of_key(c.t, buf) == shard)
+            atab_intern_cstr(c.t, buf);   /* held: freed with the table */
+    }
+    assert_true(sh->used + 2 <= sh->limit);
+    pause_at *pi = pause_arm("insert:made", ROLE_A, c.t);
+    worker_start(&i, ROLE_A, do_intern_made, &c);
+    pause_wait(pi);
+    const atab_atom *x = NULL;
+    if (grow) {
+        grow_case g = {c.t, shard, NULL, 0};
+        do_grow(&g);
+        assert_true(g.grew);
+    } else {
+        uint64_t arr = *sh->arr;
+        x = atab_intern_cstr(c.t, MADE_KEY);   /* this thread's insert comes first */
+        assert_non_null(x);
+        assert_true(*sh->arr == arr);   /* in the array I probed */
+    }
+    assert_null(c.t->free_blocks[class]);
+    pause_release(pi);
+    worker_join(&i);
+    assert_non_null(c.got);
+    assert_string_equal(atab_chars(c.got), MADE_KEY);
+    if (grow) {
+        assert_null(c.t->free_blocks[class]);   /* the atom made is the key's */
+        assert_int_equal(atab__count(c.got), 1);
+        x = atab_intern_cstr(c.t, MADE_KEY);
+        assert_ptr_equal(x, c.got);
+    } else {
+        assert_ptr_equal(c.got, x);
+        assert_non_null(c.t->free_blocks[class]);   /* I's block went back */
+        assert_true(c.t->free_blocks[class] != x);
+    }
+    assert_int_equal(atab__count(x), 2);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(st.unused, 0);
+    size_t atoms = st.atoms;
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.atoms, atoms);   /* the key's one atom, now unused */
+    assert_int_equal(st.unused, 1);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
+static void insert_paused_with_its_atom_made_while_the_key_is_interned(void **state)
+{
+    (void)state;
+    need_sections();
+    made_schedule(0);
+}
+
+static void insert_paused_with_its_atom_made_while_its_shard_grows(void **state)
+{
+    (void)state;
+    need_sections();
+    made_schedule(1);
+}
+
 /* Points that no pause names, and threads that no pause names, pass
 ** through: a busy table with the hook installed and nothing armed. */
 static void unarmed_points_pass_through(void **state)
@@ -1009,6 +1116,8 @@ int main(void)
         cmocka_unit_test(grower_with_a_memory_limit_waits_for_the_reader_then_frees),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
+        cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
+        cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
