@@ -79,11 +79,22 @@ static size_t gather(const atab_options *o, const atab_static_set **out)
 /* Registers the sets: no work per atom. -1 with ATAB_EABI for a set of
 ** another ATAB_STATIC_ABI, ATAB_EINVAL for a NULL or malformed set,
 ** ATAB_ENOMEM / ATAB_ELIMIT when the list cannot be kept. */
+static const uint64_t no_filter[1];   /* the filter of a table with no sets */
+
+/* Points t->filter0 at the first set's filter (static_may_hold's first
+** test, with no index into the sets), or at no_filter. */
+static void set_filter0(atab_table *t)
+{
+    t->filter0 = t->n_sets ? t->sets[0]->filter : no_filter;
+    t->filter0_shift = t->n_sets ? 32 - t->sets[0]->filter_log2 : 31;
+}
+
 int atab__static_init(atab_table *t, const atab_options *o)
 {
     t->sets = NULL;
     t->n_sets = 0;
     t->static_maxlen = 0;
+    set_filter0(t);
     for (size_t i = 0; i < o->n_static_sets; i++) {
         const atab_static_set *set = o->static_sets[i];
         if (set && set->abi != ATAB_STATIC_ABI) {
@@ -107,6 +118,7 @@ int atab__static_init(atab_table *t, const atab_options *o)
         gather(o, t->sets);
     }
     t->n_sets = n;
+    set_filter0(t);
     for (size_t i = 0; i < n; i++)
         if (t->sets[i]->maxlen > t->static_maxlen)
             t->static_maxlen = t->sets[i]->maxlen;
@@ -131,6 +143,7 @@ void atab__static_fini(atab_table *t)
         atab__free(t, (void *)p, bytes);
     t->sets = NULL;
     t->n_sets = 0;
+    set_filter0(t);
 }
 
 /* The atom of set s with these bytes (hash h under s->seed), or NULL. */

@@ -315,6 +315,8 @@ struct atab_table {
     uint32_t queue_cap;         /* atoms on a thread's queue before it sweeps them;
                                    0: no queues */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
+    const uint64_t *filter0;    /* sets[0]'s miss filter, or one word of 0 */
+    uint32_t filter0_shift;     /* 32 less its log2 (31 for the word of 0) */
     const atab_static_set **sets;
     size_t n_sets;
     void *host_cache;           /* external.c's cache, or NULL */
@@ -445,7 +447,10 @@ static inline int atab__static_may_hold(const atab_table *t, const char *s, size
     if (len > t->static_maxlen)
         return 0;
     uint32_t mix = atab__static_filter_mix(s, len);   /* each set's bit: its top bits */
-    for (size_t i = 0; i < t->n_sets; i++)
+    uint32_t bit = mix >> t->filter0_shift;
+    if ((t->filter0[bit >> 6] >> (bit & 63)) & 1)
+        return 1;
+    for (size_t i = 1; i < t->n_sets; i++)
         if (atab__set_has_bit(t->sets[i], mix >> (32 - t->sets[i]->filter_log2)))
             return 1;
     return 0;
