@@ -28,11 +28,23 @@
 ** --sweep-threshold N: the table's sweep threshold (default 10,000; a
 ** thread's queue holds min(N, 2,048) atoms, so below 2,048 its sweeps, and
 ** their grace periods, come more often).
+** --pin: worker i runs on CPU i mod the CPUs (Linux), so that a run of 2
+** threads on 2 CPUs is not moved between them mid-run.
+**
+** The header gives the core-to-core round trip: two threads pinned to
+** CPUs 0 and 1 pass a counter back and forth through two cache lines.
+** What a line written on one core costs to read on another moves every
+** figure of a workload that shares lines (mix, and hits whose counts
+** change); a virtual machine's vCPUs can move between a host's cores
+** and caches, and this figure with them (110 ns and 480 ns on the same
+** 2-CPU VM on one day).
 **
 ** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]
-**                    [--reps 3] [--sweep-threshold N] [--json] FILE
+**                    [--reps 3] [--sweep-threshold N] [--pin] [--json] FILE
 */
 #include <pthread.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +71,7 @@ static const char *const mode_name[NMODES] = {"hit", "same", "mix", "samedyn"};
 typedef struct shared {
     atab_table *t;
     const tokens *k;
-    int mode, nthreads;
+    int mode, nthreads, pin;
     int go, stop;          /* atomic */
     const char *same[4];   /* the `same` mode's strings */
     size_t same_len[4];
@@ -84,6 +96,58 @@ static inline int hit_op(atab_table *t, const char *s, size_t len)
     return atab_release(t, a) == ATAB_OK ? 0 : -1;
 }
 
+/* Runs the calling thread on CPU i mod the CPUs (a failure only leaves
+** it where the scheduler puts it). */
+static void pin_to(int i)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(i % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static double now_s(void);
+
+/* ---- the core-to-core round trip ---- */
+
+#define PING_ROUNDS 100000
+static uint64_t ping_a __attribute__((aligned(128))), ping_b __attribute__((aligned(128)));
+
+static void *pong(void *arg)
+{
+    (void)arg;
+    pin_to(1);
+    for (uint64_t i = 1; i <= PING_ROUNDS; i++) {
+        while (__atomic_load_n(&ping_a, __ATOMIC_ACQUIRE) != i)
+            ;
+        __atomic_store_n(&ping_b, i, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* ns per round trip between CPUs 0 and 1, or 0 with fewer than 2 CPUs. */
+static double round_trip_ns(void)
+{
+    pthread_t th;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || pthread_create(&th, NULL, pong, NULL) != 0)
+        return 0;
+    cpu_set_t old;
+    pthread_getaffinity_np(pthread_self(), sizeof old, &old);
+    pin_to(0);
+    double t0 = now_s();
+    for (uint64_t i = 1; i <= PING_ROUNDS; i++) {
+        __atomic_store_n(&ping_a, i, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&ping_b, __ATOMIC_ACQUIRE) != i)
+            ;
+    }
+    double ns = (now_s() - t0) / PING_ROUNDS * 1e9;
+    pthread_join(th, NULL);
+    pthread_setaffinity_np(pthread_self(), sizeof old, &old);
+    __atomic_store_n(&ping_a, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&ping_b, 0, __ATOMIC_RELAXED);
+    return ns;
+}
+
 static void *work(void *arg)
 {
     worker *w = arg;
@@ -93,6 +157,8 @@ static void *work(void *arg)
     uint64_t ops = 0;
     char buf[64];
     struct timespec c0, c1;
+    if (sh->pin)
+        pin_to(w->id);
     while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
         ;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
@@ -178,7 +244,7 @@ static int cmp_dbl(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, i, modes[NMODES], nm = 0;
+    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, pin = 0, i, modes[NMODES], nm = 0;
     atab_options opts;
     memset(&opts, 0, sizeof opts);
     const char *list = "1,2,4,8,16", *mlist = "hit,same,mix";
@@ -195,6 +261,8 @@ int main(int argc, char **argv)
             opts.sweep_threshold = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[i], "--pin") == 0)
+            pin = 1;
         else
             break;
     }
@@ -211,7 +279,7 @@ int main(int argc, char **argv)
         want_samedyn |= modes[m] == MODE_SAMEDYN;
     if (i + 1 != argc || nt == 0 || nm == 0 || ms < 1 || reps < 1 || reps > 99) {
         fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix]"
-                        " [--ms 300] [--reps 3] [--sweep-threshold N] [--json] FILE\n");
+                        " [--ms 300] [--reps 3] [--sweep-threshold N] [--pin] [--json] FILE\n");
         return 2;
     }
     tokens k;
@@ -219,6 +287,7 @@ int main(int argc, char **argv)
     shared sh;
     memset(&sh, 0, sizeof sh);
     sh.k = &k;
+    sh.pin = pin;
     if (!(sh.t = atab_table_new(&opts)))
         return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
     tokens_warm(sh.t, &k, "atomthreads");   /* every distinct token held once */
@@ -231,14 +300,17 @@ int main(int argc, char **argv)
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double rt = round_trip_ns();
     if (json)
-        printf("{\"machine\": {\"nproc\": %ld, \"cpu\": \"%s\"}, \"file\": \"%s\", "
-               "\"ms\": %d, \"reps\": %d, \"unit\": \"Mops/s\", \"results\": [",
-               ncpu, cpu, argv[i], ms, reps);
+        printf("{\"machine\": {\"nproc\": %ld, \"cpu\": \"%s\", \"round_trip_ns\": %.1f}, "
+               "\"file\": \"%s\", \"ms\": %d, \"reps\": %d, \"pinned\": %s, "
+               "\"unit\": \"Mops/s\", \"results\": [",
+               ncpu, cpu, rt, argv[i], ms, reps, pin ? "true" : "false");
     else
-        printf("atomthreads: %ld CPUs, %s; %s, %zu tokens, %zu atoms; median of %d x %d ms;"
-               " op = atab_intern + atab_release\n%-7s %7s", ncpu, cpu, argv[i], k.n,
-               atab_count(sh.t), reps, ms, "mode", "threads");
+        printf("atomthreads: %ld CPUs, %s; core-to-core round trip %.0f ns%s; %s, %zu tokens,"
+               " %zu atoms; median of %d x %d ms; op = atab_intern + atab_release\n%-7s %7s",
+               ncpu, cpu, rt, pin ? "; threads pinned" : "", argv[i], k.n, atab_count(sh.t),
+               reps, ms, "mode", "threads");
     if (!json)
         printf(" %10s %8s %10s\n", "Mops/s", "scaling", "cpu-ns/op");
     /* rep r of every thread count before rep r + 1 of any: each count's
