@@ -17,9 +17,10 @@
 **     1 to 8 bytes is one word, read by one load that ends at its end and
 **     may start before it on its page (key_word), compared with the
 **     atom's word, which one load reads too;
-**   - a miss leaves the section and finishes under the shard's lock: a
-**     short key's insert makes its atom first and holds the lock for the
-**     probe again and the slot's stores (atab__insert_short, table.c),
+**   - a miss leaves the section and finishes under the shard's lock: the
+**     insert of a UTF-8 key of up to 32 bytes (by the short-key path or
+**     find_or_insert) makes its atom first and holds the lock for the
+**     probe again and the slot's stores (atab__insert_short, table.c);
 **     anything else takes the locked way (atab__find_or_insert_locked);
 **   - every returned dynamic atom carries one reference for the caller;
 **     NULL comes with atab_last_error() (ATAB_OK for a lookup that found
@@ -98,13 +99,18 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
             }
         }
     }
-    atab__arr v = shard_arr(t, k->hash);
+    uint64_t arr = __atomic_load_n(&t->arrs[atab__h_shard(k->hash)], __ATOMIC_ACQUIRE);
+    atab__arr v = atab__arr_of(arr);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = atab__probe(v, k->hash, atab__match_key, k, NULL);
     if (a && atab__ref(t, r, a, k->hash) != 0)
-        a = NULL;   /* killed by a sweep: absent */
+        a = NULL, arr = 0;   /* killed by a sweep: absent */
     atab__leave(r);
-    return a ? a : after_miss(t, k, u8, insert_new);
+    if (a)
+        return a;
+    if (insert_new && k->s && k->len - 1 < ATAB__SHORT_KEY && !v.overflow)
+        return atab__insert_short(r, k->s, k->len, k->hash, arr);   /* 0: the locked way */
+    return after_miss(t, k, u8, insert_new);
 }
 
 /* The atom of this thread's cache entry e when it is a static atom that

@@ -486,11 +486,11 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
 ** last record r, whose lock-free probe of array word arr missed. Its atom
 ** is made before the lock, from r's recycled blocks or its bump (no
 ** lock), so that the lock is held for the probe of groups A and B again
-** and the slot's two stores alone. A key that may be a static atom's, or
-** no block at hand, go the locked way (find_or_insert_locked); so does
-** the atom made, into an array that changed since (a rebuild, a key gone
-** past B), a shard at its load or two full groups. Called outside any
-** section. */
+** and the slot's two stores alone. A key that may be a static atom's, no
+** block at hand, or arr 0 (no probe to trust) go the locked way
+** (find_or_insert_locked); so does the atom made, into an array that
+** changed since (a rebuild, a key gone past B), a shard at its load or
+** two full groups. Called outside any section. */
 const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
                                     uint64_t arr)
 {
@@ -499,7 +499,7 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
     atab_table *t = r->t;
     atab__key k = {s, NULL, 0, len, h};
     atab_atom *na;
-    if (atab__static_lookup(t, s, len) ||
+    if (!arr || atab__static_lookup(t, s, len) ||
         (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
          !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
         return atab__find_or_insert_locked(t, &k, s, 1);
