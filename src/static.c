@@ -76,9 +76,6 @@ static size_t gather(const atab_options *o, const atab_static_set **out)
     return n;
 }
 
-/* Registers the sets: no work per atom. -1 with ATAB_EABI for a set of
-** another ATAB_STATIC_ABI, ATAB_EINVAL for a NULL or malformed set,
-** ATAB_ENOMEM / ATAB_ELIMIT when the list cannot be kept. */
 static const uint64_t no_filter[1];   /* the filter of a table with no sets */
 
 /* Points t->filter0 at the first set's filter (static_may_hold's first
@@ -89,6 +86,9 @@ static void set_filter0(atab_table *t)
     t->filter0_shift = t->n_sets ? 32 - t->sets[0]->filter_log2 : 31;
 }
 
+/* Registers the sets: no work per atom. -1 with ATAB_EABI for a set of
+** another ATAB_STATIC_ABI, ATAB_EINVAL for a NULL or malformed set,
+** ATAB_ENOMEM / ATAB_ELIMIT when the list cannot be kept. */
 int atab__static_init(atab_table *t, const atab_options *o)
 {
     t->sets = NULL;

@@ -528,12 +528,7 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
             return a;
         }
         if (ATAB__LIKELY(ga.free != 0)) {   /* A's first free slot, else B's */
-            uint8_t *ctrl = atab__group_ctrl(v, g);
-            unsigned j = (unsigned)__builtin_ctz(ga.free);
-            /* the slot, then its control byte (put) */
-            __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, atab__slot_make(na, h),
-                             __ATOMIC_RELEASE);
-            __atomic_store_n(ctrl + j, (uint8_t)c, __ATOMIC_RELEASE);
+            put(v, g * ATAB__GROUP + (unsigned)__builtin_ctz(ga.free), atab__slot_make(na, h), h);
             sh->used++;
             atab__lock_drop(&sh->lock);
             return na;
