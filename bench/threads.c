@@ -43,7 +43,6 @@
 **                    [--reps 3] [--sweep-threshold N] [--pin] [--json] FILE
 */
 #include <pthread.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,6 +95,13 @@ static inline int hit_op(atab_table *t, const char *s, size_t len)
     return atab_release(t, a) == ATAB_OK ? 0 : -1;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* Runs the calling thread on CPU i mod the CPUs (a failure only leaves
 ** it where the scheduler puts it). */
 static void pin_to(int i)
@@ -105,8 +111,6 @@ static void pin_to(int i)
     CPU_SET(i % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
-
-static double now_s(void);
 
 /* ---- the core-to-core round trip ---- */
 
@@ -125,14 +129,18 @@ static void *pong(void *arg)
     return NULL;
 }
 
-/* ns per round trip between CPUs 0 and 1, or 0 with fewer than 2 CPUs. */
+/* ns per round trip between CPUs 0 and 1, or 0 where this thread may not
+** run on both (two spinning threads on one CPU would take a time slice a
+** round). */
 static double round_trip_ns(void)
 {
     pthread_t th;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || pthread_create(&th, NULL, pong, NULL) != 0)
-        return 0;
     cpu_set_t old;
-    pthread_getaffinity_np(pthread_self(), sizeof old, &old);
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+        pthread_getaffinity_np(pthread_self(), sizeof old, &old) != 0 ||
+        !CPU_ISSET(0, &old) || !CPU_ISSET(1, &old) ||
+        pthread_create(&th, NULL, pong, NULL) != 0)
+        return 0;
     pin_to(0);
     double t0 = now_s();
     for (uint64_t i = 1; i <= PING_ROUNDS; i++) {
@@ -186,13 +194,6 @@ static void *work(void *arg)
     w->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
     w->ops = ops;
     return NULL;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* One timed run; returns Mops/s (wall clock), and in *cpu_ns the CPU
@@ -300,17 +301,21 @@ int main(int argc, char **argv)
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    double rt = round_trip_ns();
+    char rt[32] = "null";   /* JSON's word for none; "n/a" in the text */
+    double rt_ns = round_trip_ns();
+    if (rt_ns > 0)
+        snprintf(rt, sizeof rt, "%.1f", rt_ns);
     if (json)
-        printf("{\"machine\": {\"nproc\": %ld, \"cpu\": \"%s\", \"round_trip_ns\": %.1f}, "
+        printf("{\"machine\": {\"nproc\": %ld, \"cpu\": \"%s\", \"round_trip_ns\": %s}, "
                "\"file\": \"%s\", \"ms\": %d, \"reps\": %d, \"pinned\": %s, "
                "\"unit\": \"Mops/s\", \"results\": [",
                ncpu, cpu, rt, argv[i], ms, reps, pin ? "true" : "false");
     else
-        printf("atomthreads: %ld CPUs, %s; core-to-core round trip %.0f ns%s; %s, %zu tokens,"
+        printf("atomthreads: %ld CPUs, %s; core-to-core round trip %s%s%s; %s, %zu tokens,"
                " %zu atoms; median of %d x %d ms; op = atab_intern + atab_release\n%-7s %7s",
-               ncpu, cpu, rt, pin ? "; threads pinned" : "", argv[i], k.n, atab_count(sh.t),
-               reps, ms, "mode", "threads");
+               ncpu, cpu, rt_ns > 0 ? rt : "n/a", rt_ns > 0 ? " ns" : "",
+               pin ? "; threads pinned" : "", argv[i], k.n, atab_count(sh.t), reps, ms, "mode",
+               "threads");
     if (!json)
         printf(" %10s %8s %10s\n", "Mops/s", "scaling", "cpu-ns/op");
     /* rep r of every thread count before rep r + 1 of any: each count's
