@@ -483,11 +483,12 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
 }
 
 /* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
-** last record r, whose lock-free probe of array word arr missed. Its atom
-** is made before the lock, from r's recycled blocks or its bump (no
-** lock), so that the lock is held for the probe of groups A and B again
-** and the slot's two stores alone. A key that may be a static atom's, no
-** block at hand, or arr 0 (no probe to trust) go the locked way
+** record r on the table, whose lock-free probe of array word arr missed.
+** Its atom is made before the lock, from r's recycled blocks or its bump
+** (no lock), so that the lock is held for the probe of groups A and B
+** again and the slot's two stores alone. A static atom's key (the sets'
+** filters, then their index), no block at hand, or arr 0 (no probe to
+** trust) go the locked way
 ** (find_or_insert_locked); so does the atom made, into an array that
 ** changed since (a rebuild, a key gone past B), a shard at its load or
 ** two full groups. Called outside any section. */
