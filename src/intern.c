@@ -109,7 +109,8 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
     if (a)
         return a;
     if (insert_new && k->s && k->len - 1 < ATAB__SHORT_KEY && !v.overflow)
-        return atab__insert_short(r, k->s, k->len, k->hash, arr);   /* 0: the locked way */
+        return atab__insert_short(r, k->s, k->len, k->hash, arr,   /* arr 0: the locked way */
+                                  atab__h_group(k->hash, v.ngroups));
     return after_miss(t, k, u8, insert_new);
 }
 
@@ -197,12 +198,13 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
     atab_table *t = r->t;
     uint64_t arr = __atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE);
     atab__arr v = atab__arr_of(arr);
-    const atab_atom *a = atab__probe_ab(v, h, match, key, NULL);
+    size_t ga = atab__h_group(h, v.ngroups);
+    const atab_atom *a = atab__probe_ab_at(v, ga, h, match, key, NULL);
     if (!a) {
         if (ATAB__UNLIKELY(v.overflow))
             return short_past_b(t, s, len, h, insert_new);
         atab__leave(r);
-        return insert_new ? atab__insert_short(r, s, len, h, arr)
+        return insert_new ? atab__insert_short(r, s, len, h, arr, ga)
                           : short_missed(t, s, len, h, 0);
     }
     return short_found(t, r, a, s, len, h, insert_new);

@@ -41,10 +41,10 @@ ATAB__INLINE const atab_atom *atab__group_find(atab__arr v, size_t g, uint32_t m
 ** its control bytes' (a group is 144 bytes): both are prefetched before
 ** the tags are read, so that in a table past the caches their misses
 ** overlap the tags' instead of following them. */
-ATAB__INLINE const atab_atom *atab__probe_ab(atab__arr v, uint64_t h, atab__match_fn match,
-                                             const void *key, size_t *at)
+ATAB__INLINE const atab_atom *atab__probe_ab_at(atab__arr v, size_t ga, uint64_t h,
+                                                atab__match_fn match, const void *key,
+                                                size_t *at)
 {
-    size_t ga = atab__h_group(h, v.ngroups);
     const uint8_t *ctrl = atab__group_ctrl(v, ga);
     __builtin_prefetch(ctrl + 64);
     __builtin_prefetch(ctrl + 128);
@@ -57,6 +57,12 @@ ATAB__INLINE const atab_atom *atab__probe_ab(atab__arr v, uint64_t h, atab__matc
                              key, at);
     }
     return a;
+}
+
+ATAB__INLINE const atab_atom *atab__probe_ab(atab__arr v, uint64_t h, atab__match_fn match,
+                                             const void *key, size_t *at)
+{
+    return atab__probe_ab_at(v, atab__h_group(h, v.ngroups), h, match, key, at);
 }
 
 /* The probe from group B on, while the group read has no empty slot, in an

@@ -483,7 +483,8 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
 }
 
 /* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
-** record r on the table, whose lock-free probe of array word arr missed.
+** record r on the table, whose lock-free probe of array word arr (its
+** group A: g) missed.
 ** Its atom is made before the lock, from r's recycled blocks or its bump
 ** (no lock), so that the lock is held for the probe of groups A and B
 ** again and the slot's two stores alone. A static atom's key (the sets'
@@ -493,7 +494,7 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
 ** changed since (a rebuild, a key gone past B), a shard at its load or
 ** two full groups. Called outside any section. */
 const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
-                                    uint64_t arr)
+                                    uint64_t arr, size_t g)
 {
     if (!s || len - 1 >= ATAB__SHORT_KEY)
         __builtin_unreachable();
@@ -511,7 +512,6 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
     if (ATAB__LIKELY(*sh->arr == arr && sh->used < sh->limit)) {
         atab__arr v = atab__arr_of(arr);
         unsigned c = atab__h_ctrl(h);
-        size_t g = atab__h_group(h, v.ngroups);
         atab__group ga = atab__group_read(v, g, c);
         const atab_atom *a = atab__group_find(v, g, ga.match, h, atab__match_key, &k, NULL);
         if (!a && !ga.empty) {   /* as find_locked: B only past a full A */
