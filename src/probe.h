@@ -31,8 +31,8 @@ ATAB__INLINE const atab_atom *atab__group_find(atab__arr v, size_t g, uint32_t m
     return NULL;
 }
 
-/* The atom in groups A and B of h that `match` accepts, or NULL; *at (when
-** not NULL) receives its slot. B is read only when A has no empty slot: a
+/* The atom in groups A (index ga: atab__h_group) and B of h that `match`
+** accepts, or NULL; *at (when not NULL) receives its slot. B is read only when A has no empty slot: a
 ** key goes to B only when A is full, and a group that has been full keeps
 ** no empty slot until its array is rebuilt (table.h). B's control bytes
 ** are read only after A's slots: a kick puts a key in its group B before
@@ -59,6 +59,7 @@ ATAB__INLINE const atab_atom *atab__probe_ab_at(atab__arr v, size_t ga, uint64_t
     return a;
 }
 
+/* atab__probe_ab_at, with h's group A found here. */
 ATAB__INLINE const atab_atom *atab__probe_ab(atab__arr v, uint64_t h, atab__match_fn match,
                                              const void *key, size_t *at)
 {
