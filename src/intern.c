@@ -61,10 +61,16 @@ ATAB__INLINE int match_short16(const void *key, const atab_atom *a)
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
 }
 
-/* The array of hash h's shard, for a lock-free reader. */
+/* The array word of hash h's shard, for a lock-free reader (an insert
+** after a miss checks it again under the lock), and its array. */
+static inline uint64_t shard_word(const atab_table *t, uint64_t h)
+{
+    return __atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE);
+}
+
 static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
 {
-    return atab__arr_of(__atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE));
+    return atab__arr_of(shard_word(t, h));
 }
 
 /* After a lock-free probe missed (or met a killed atom): a lookup is done
@@ -99,7 +105,7 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
             }
         }
     }
-    uint64_t arr = __atomic_load_n(&t->arrs[atab__h_shard(k->hash)], __ATOMIC_ACQUIRE);
+    uint64_t arr = shard_word(t, k->hash);
     atab__arr v = atab__arr_of(arr);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = atab__probe(v, k->hash, atab__match_key, k, NULL);
@@ -196,7 +202,7 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
                                              const void *key)
 {
     atab_table *t = r->t;
-    uint64_t arr = __atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE);
+    uint64_t arr = shard_word(t, h);
     atab__arr v = atab__arr_of(arr);
     size_t ga = atab__h_group(h, v.ngroups);
     const atab_atom *a = atab__probe_ab_at(v, ga, h, match, key, NULL);
