@@ -635,8 +635,12 @@ int atab_release(atab_table *t, const atab_atom *a)
     size_t len = atab_len(a);
     if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
                      len <= 16)) {
-        uint64_t h = atab__hash_atom_short(&t->hkeys, atab_chars(a), len);
         atab__rec *r = atab__tls_last.rec;
+        uint64_t h;
+        if (a == r->made && r->made_frees == __atomic_load_n(&t->frees, __ATOMIC_RELAXED))
+            h = r->made_h;   /* the atom its insert made last, not freed since */
+        else
+            h = atab__hash_atom_short(&t->hkeys, atab_chars(a), len);
         atab__enter_rec_nofence(r);
         if (ATAB__LIKELY(atab__cache_ours(r))) {
             uint64_t *e = atab__cache_slot(r, h), x = *e;

@@ -92,6 +92,11 @@ void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
     uint64_t old[ATAB__RETIRED_MAX];
     size_t n_old = retired_take(t, old);
     atab__synchronize(t);
+    /* Before any block is freed: a thread that holds an atom later made at
+    ** one of these addresses got it after this, so it reads the new count
+    ** and takes no memo of an atom freed here (thread.h: made_frees). */
+    if (n_atoms)
+        __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
     for (size_t i = 0; i < n_old; i++)
         atab__free_arr(t, old[i]);
     if (q) {

@@ -482,6 +482,39 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
     return find_or_insert_locked(t, k, u8, insert_new, NULL);
 }
 
+/* A short UTF-8 key as atab__insert_short compares it under the lock:
+** two words, which stay in registers (an atab__key would be built on the
+** stack for every insert, though only the locked way reads it). */
+typedef struct short_key {
+    const char *s;
+    size_t len;
+} short_key;
+
+ATAB__INLINE int match_short(const void *key, const atab_atom *a)
+{
+    const short_key *k = key;
+    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
+}
+
+/* atab__insert_short's locked way (find_or_insert_locked), with the atom
+** it made (NULL: none). */
+static __attribute__((noinline)) const atab_atom *
+insert_short_locked(atab_table *t, const char *s, size_t len, uint64_t h, atab_atom *made)
+{
+    atab__key k = {s, NULL, 0, len, h};
+    return find_or_insert_locked(t, &k, s, 1, made);
+}
+
+/* Notes atom a of hash h, which r's insert made just now, in r for its
+** release (thread.h: made); returns a. */
+ATAB__INLINE const atab_atom *made_by(atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    r->made = a;
+    r->made_h = h;
+    r->made_frees = __atomic_load_n(&r->t->frees, __ATOMIC_RELAXED);
+    return a;
+}
+
 /* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
 ** record r on the table, whose lock-free probe of array word arr (its
 ** group A: g) missed.
@@ -499,12 +532,11 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
     if (!s || len - 1 >= ATAB__SHORT_KEY)
         __builtin_unreachable();
     atab_table *t = r->t;
-    atab__key k = {s, NULL, 0, len, h};
-    atab_atom *na;
+    atab_atom *na = NULL;
     if (!arr || atab__static_lookup(t, s, len) ||
         (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
          !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
-        return atab__find_or_insert_locked(t, &k, s, 1);
+        return insert_short_locked(t, s, len, h, NULL);
     atab__atom_init_short(na, s, len);
     ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
@@ -513,11 +545,12 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
         atab__arr v = atab__arr_of(arr);
         unsigned c = atab__h_ctrl(h);
         atab__group ga = atab__group_read(v, g, c);
-        const atab_atom *a = atab__group_find(v, g, ga.match, h, atab__match_key, &k, NULL);
+        short_key k = {s, len};
+        const atab_atom *a = atab__group_find(v, g, ga.match, h, match_short, &k, NULL);
         if (!a && !ga.empty) {   /* as find_locked: B only past a full A */
             size_t g2 = atab__h_group2(h, v.ngroups);
             atab__group gb = atab__group_read(v, g2, c);
-            a = atab__group_find(v, g2, gb.match, h, atab__match_key, &k, NULL);
+            a = atab__group_find(v, g2, gb.match, h, match_short, &k, NULL);
             if (!ga.free)
                 g = g2, ga.free = gb.free;
         }
@@ -532,11 +565,12 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
             put(v, g * ATAB__GROUP + (unsigned)__builtin_ctz(ga.free), atab__slot_make(na, h), h);
             sh->used++;
             atab__lock_drop(&sh->lock);
-            return na;
+            return made_by(r, na, h);
         }
     }
     atab__lock_drop(&sh->lock);
-    return find_or_insert_locked(t, &k, s, 1, na);
+    const atab_atom *a = insert_short_locked(t, s, len, h, na);
+    return a == na ? made_by(r, na, h) : a;
 }
 
 /* ---- statistics and visits ---- */

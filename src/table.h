@@ -326,6 +326,8 @@ struct atab_table {
     size_t bytes __attribute__((aligned(64)));   /* requested bytes in use but the
                                                     shards' (atomic) */
     size_t unused;              /* estimate of atoms at count 0 (atomic) */
+    uint64_t frees;             /* frees of unlinked atoms begun (atomic; sweep.c):
+                                   bumped before any such atom is freed */
     size_t misuse;              /* atoms found over-released, kept (atomic); and
                                    the records' (thread.h) */
     size_t sweeps;              /* full sweeps begun and ended: odd while one

@@ -378,6 +378,76 @@ static void a_double_release_from_another_thread_never_frees_a_held_atom(void **
     atab_table_free(t);
 }
 
+static int is_atom(void *ud, const atab_atom *a, uint32_t count)
+{
+    (void)count;
+    return a == ud;
+}
+
+/* Interns and releases `key` until this thread's queue sweeps have taken
+** a, which it left unused, out of the table (64 times at most). */
+static void sweep_out(atab_table *t, const atab_atom *a, const char *key)
+{
+    for (int i = 0; i < 64 && atab_foreach(t, is_atom, (void *)a); i++)
+        atab_release(t, atab_intern_cstr(t, key));
+}
+
+/* What the other thread does to this thread's atom: releases it, and
+** sweeps it out (sweep_out, with a key of another size class), then
+** interns a key of the same length, whose atom the block that sweep kept
+** makes. */
+typedef struct reuse_there {
+    atab_table *t;
+    const atab_atom *a, *made;
+} reuse_there;
+
+static void *release_and_intern_there(void *arg)
+{
+    reuse_there *u = arg;
+    assert_int_equal(atab_release(u->t, u->a), ATAB_OK);
+    sweep_out(u->t, u->a, "x");
+    u->made = atab_intern_cstr(u->t, "made-over-there");
+    return NULL;
+}
+
+/* A release takes the hash of the atom its thread's insert made last from
+** the record, while no atom has been freed since. Here that atom is freed
+** by another thread, and the block made again for another key: this
+** thread's release of the new atom must hash it, or its queue sweep would
+** unlink a slot of the old key's groups and leave the new atom dead in the
+** table. */
+static void a_release_hashes_an_atom_made_again_where_its_last_insert_was(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* debug builds take the general release */
+#endif
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = sweeping_table(&al, 0, 2);   /* queues of 2, swept as they fill */
+    atab_release(t, atab_intern_cstr(t, "z"));   /* this thread's first visit: its record */
+    const atab_atom *a = atab_intern_cstr(t, "made-right-here");
+    assert_non_null(a);
+    reuse_there u = {t, a, NULL};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, release_and_intern_there, &u), 0);
+    pthread_join(th, NULL);
+    assert_ptr_equal(u.made, a);   /* the same block, for the other key */
+    assert_string_equal(atab_chars(u.made), "made-over-there");
+    assert_int_equal(atab_release(t, u.made), ATAB_OK);
+    sweep_out(t, u.made, "y");
+    assert_int_equal(atab_foreach(t, is_atom, (void *)u.made), 0);
+    assert_null(atab_lookup(t, "made-over-there", 15));
+    assert_null(atab_lookup(t, "made-right-here", 15));
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(st.atoms - st.unused, 0);   /* "x" and "y" may wait, unused */
+    assert_int_equal(atab_gc(t), st.atoms);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 /* A sweep shrinks a shard it leaves under 1/8 full into the array that
 ** holds twice its atoms: after atab_gc keeps 1 atom in 16 of 64,000, the
 ** table has fewer than 4 slots per atom, and then takes half as many atoms
@@ -631,6 +701,7 @@ int main(void)
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
+        cmocka_unit_test(a_release_hashes_an_atom_made_again_where_its_last_insert_was),
         cmocka_unit_test(a_sweep_shrinks_a_shard_and_leaves_it_room),
         cmocka_unit_test(a_saturated_count_never_frees),
         cmocka_unit_test(release_all_releases_each_entry_and_reports_the_first_error),
