@@ -37,25 +37,11 @@
 #include "atab_int.h"
 #include "probe.h"
 
-/* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): no UTF-16, no memcmp. */
-typedef struct short_key {
-    const char *s;
-    size_t len;
-} short_key;
-
-ATAB__INLINE int match_short(const void *key, const atab_atom *a)
-{
-    const short_key *k = key;
-    if (k->len - 1 >= ATAB__SHORT_KEY)
-        __builtin_unreachable();   /* 1..32: the compiler drops eq_bytes' memcmp */
-    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
-}
-
-/* match_short for keys of 1 to 16 bytes (9 to 16 on the hit path), which
+/* atab__match_short for keys of 1 to 16 bytes (9 to 16 on the hit path), which
 ** a word from each end compares: their probe is a copy of its own. */
 ATAB__INLINE int match_short16(const void *key, const atab_atom *a)
 {
-    const short_key *k = key;
+    const atab__short_key *k = key;
     if (k->len - 1 >= 16)
         __builtin_unreachable();
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
@@ -169,8 +155,8 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
 static __attribute__((noinline)) const atab_atom *
 short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    short_key k = {s, len};
-    const atab_atom *a = atab__probe_from_b(shard_arr(t, h), h, match_short, &k, NULL);
+    atab__short_key k = {s, len};
+    const atab_atom *a = atab__probe_from_b(shard_arr(t, h), h, atab__match_short, &k, NULL);
     if (a)
         return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
     atab__leave(atab__tls_last.rec);
@@ -226,15 +212,15 @@ short_probe8(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new
 static __attribute__((noinline)) const atab_atom *
 short_probe16(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    short_key k = {s, len};
+    atab__short_key k = {s, len};
     return short_probe_in(r, s, len, h, insert_new, match_short16, &k);
 }
 
 static __attribute__((noinline)) const atab_atom *
 short_probe32(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
 {
-    short_key k = {s, len};
-    return short_probe_in(r, s, len, h, insert_new, match_short, &k);
+    atab__short_key k = {s, len};
+    return short_probe_in(r, s, len, h, insert_new, atab__match_short, &k);
 }
 
 static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t len,
@@ -273,15 +259,15 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
         return short_general(t, s, len, h, insert_new);   /* first visit, another table,
                                                              or readers must fence */
     atab__rec *r = atab__tls_last.rec;
-    short_key k = {s, len};
+    atab__short_key k = {s, len};
     uint64_t *e = atab__cache_slot(r, h), x;
-    const atab_atom *a = static_hit(e, match_short, &k);
+    const atab_atom *a = static_hit(e, atab__match_short, &k);
     if (ATAB__LIKELY(a != NULL))
         return a;
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
-        if (ATAB__LIKELY(atab__ent_live_at(e, x) && match_short(&k, a))) {
+        if (ATAB__LIKELY(atab__ent_live_at(e, x) && atab__match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
                 return short_stale(r, s, len, h, insert_new);
             atab__ent_take_dyn(e, x);

@@ -101,6 +101,21 @@ ATAB__INLINE int atab__match_key(const void *key, const atab_atom *a)
     return atab__key_equals(key, a);
 }
 
+/* A short UTF-8 key (1 to ATAB__SHORT_KEY bytes): two words, no UTF-16,
+** no memcmp. */
+typedef struct atab__short_key {
+    const char *s;
+    size_t len;
+} atab__short_key;
+
+ATAB__INLINE int atab__match_short(const void *key, const atab_atom *a)
+{
+    const atab__short_key *k = key;
+    if (k->len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();   /* 1..32: the compiler drops eq_bytes' memcmp */
+    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
+}
+
 ATAB__INLINE int atab__match_atom(const void *key, const atab_atom *a)
 {
     return key == a;

@@ -482,20 +482,6 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
     return find_or_insert_locked(t, k, u8, insert_new, NULL);
 }
 
-/* A short UTF-8 key as atab__insert_short compares it under the lock:
-** two words, which stay in registers (an atab__key would be built on the
-** stack for every insert, though only the locked way reads it). */
-typedef struct short_key {
-    const char *s;
-    size_t len;
-} short_key;
-
-ATAB__INLINE int match_short(const void *key, const atab_atom *a)
-{
-    const short_key *k = key;
-    return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
-}
-
 /* atab__insert_short's locked way (find_or_insert_locked), with the atom
 ** it made (NULL: none). */
 static __attribute__((noinline)) const atab_atom *
@@ -545,12 +531,12 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
         atab__arr v = atab__arr_of(arr);
         unsigned c = atab__h_ctrl(h);
         atab__group ga = atab__group_read(v, g, c);
-        short_key k = {s, len};
-        const atab_atom *a = atab__group_find(v, g, ga.match, h, match_short, &k, NULL);
+        atab__short_key k = {s, len};   /* an atab__key only for the locked way */
+        const atab_atom *a = atab__group_find(v, g, ga.match, h, atab__match_short, &k, NULL);
         if (!a && !ga.empty) {   /* as find_locked: B only past a full A */
             size_t g2 = atab__h_group2(h, v.ngroups);
             atab__group gb = atab__group_read(v, g2, c);
-            a = atab__group_find(v, g2, gb.match, h, match_short, &k, NULL);
+            a = atab__group_find(v, g2, gb.match, h, atab__match_short, &k, NULL);
             if (!ga.free)
                 g = g2, ga.free = gb.free;
         }

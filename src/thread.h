@@ -117,12 +117,13 @@ typedef struct atab__rec {
                                  (only its thread writes it; atomic loads and stores) */
     size_t misuse;            /* over-releases its hits found (as `bytes`) */
     atab_table *t;
-    const atab_atom *made;    /* the atom this thread's insert made last (a short
-                                 key's: atab__insert_short), its hash, and */
-    uint64_t made_h;          /* t->frees then: while t->frees is the same, no */
-    uint64_t made_frees;      /* atom has been freed since, so an atom at that
-                                 address is this one: its release takes the hash
-                                 from here (intern.c) */
+    /* The atom this thread's insert of a short key made last
+    ** (atab__insert_short), its hash, and t->frees then: while t->frees
+    ** stands there, no atom has been freed since, so an atom at that address
+    ** is this one, and its release takes the hash from here (intern.c). */
+    const atab_atom *made;
+    uint64_t made_h;
+    uint64_t made_frees;
     struct atab__rec *next;   /* the table's records (t->reg_lock) */
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
     void *raw;                /* the allocation holding this aligned record */
