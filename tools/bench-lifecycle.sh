@@ -109,6 +109,16 @@ for m in $modes; do
         printf '%-8s %7s %12s %10s %14s %10s %18s\n' "$m" "$n" "$a" "$ac" "${s:--}" "${sc:--}" "$rs"
     done
 done
+# The core-to-core round trip that each atomtab run measured as it began
+# (atomthreads; null where the process may not run on CPUs 0 and 1): the
+# figures of threads that share lines move with it.
+trips=$(for r in $(seq "$ROUNDS"); do for m in $modes; do
+    sed -n 's/.*"round_trip_ns": \([0-9.]*\).*/\1/p' "$out/threads.atomtab.$m.r$r.json"
+done; done)
+if [ -n "$trips" ]; then
+    tmed=$(med $trips | awk '{ printf "%.1f", $1 }')
+    echo "== core-to-core round trip as each atomtab run began: $(range $trips) ns (median $tmed)"
+fi
 
 echo "== reader latency: ns per batch of 64 hits, $BATCHES batches, alone / beside $CHURNERS churning thread(s)"
 "$latency_bin" --json --batches "$BATCHES" --churners "$CHURNERS" "$file" \
