@@ -20,11 +20,17 @@ ATAB__HIDDEN void atab__static_fini(atab_table *t);
 ** it has none (no sets, or the default set alone, which is not copied). */
 ATAB__HIDDEN const void *atab__static_heap(const atab_table *t, size_t *bytes);
 
-/* Could this set hold these bytes? Its miss filter's bit (static_hash.h):
-** a clear bit means no slot of the set holds them, known without hashing. */
+/* Bit `bit` of a miss filter (static_hash.h): a clear bit means no slot of
+** its set holds the bytes that map to it, known without hashing. */
+static inline int atab__filter_has_bit(const uint64_t *filter, uint32_t bit)
+{
+    return (int)((filter[bit >> 6] >> (bit & 63)) & 1);
+}
+
+/* Could this set hold the bytes whose filter bit is `bit`? */
 static inline int atab__set_has_bit(const atab_static_set *set, uint32_t bit)
 {
-    return (int)((set->filter[bit >> 6] >> (bit & 63)) & 1);
+    return atab__filter_has_bit(set->filter, bit);
 }
 
 static inline int atab__set_may_hold(const atab_static_set *set, const char *s, size_t len)

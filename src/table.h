@@ -449,8 +449,7 @@ static inline int atab__static_may_hold(const atab_table *t, const char *s, size
     if (len > t->static_maxlen)
         return 0;
     uint32_t mix = atab__static_filter_mix(s, len);   /* each set's bit: its top bits */
-    uint32_t bit = mix >> t->filter0_shift;
-    if ((t->filter0[bit >> 6] >> (bit & 63)) & 1)
+    if (atab__filter_has_bit(t->filter0, mix >> t->filter0_shift))
         return 1;
     for (size_t i = 1; i < t->n_sets; i++)
         if (atab__set_has_bit(t->sets[i], mix >> (32 - t->sets[i]->filter_log2)))
