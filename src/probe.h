@@ -32,15 +32,16 @@ ATAB__INLINE const atab_atom *atab__group_find(atab__arr v, size_t g, uint32_t m
 }
 
 /* The atom in groups A (index ga: atab__h_group) and B of h that `match`
-** accepts, or NULL; *at (when not NULL) receives its slot. B is read only when A has no empty slot: a
-** key goes to B only when A is full, and a group that has been full keeps
-** no empty slot until its array is rebuilt (table.h). B's control bytes
-** are read only after A's slots: a kick puts a key in its group B before
-** its slot in A is emptied and reused, so a probe that finds that slot
-** reused finds the key in B. Most of A's slots lie on the two lines after
-** its control bytes' (a group is 144 bytes): both are prefetched before
-** the tags are read, so that in a table past the caches their misses
-** overlap the tags' instead of following them. */
+** accepts, or NULL; *at (when not NULL) receives its slot. B is read only
+** when A has no empty slot: a key goes to B only when A is full, and a
+** group that has been full keeps no empty slot until its array is
+** rebuilt (table.h). B's control bytes are read only after A's slots: a
+** kick puts a key in its group B before its slot in A is emptied and
+** reused, so a probe that finds that slot reused finds the key in B. Most
+** of A's slots lie on the two lines after its control bytes' (a group is
+** 144 bytes): both are prefetched before the tags are read, so that in a
+** table past the caches their misses overlap the tags' instead of
+** following them. */
 ATAB__INLINE const atab_atom *atab__probe_ab_at(atab__arr v, size_t ga, uint64_t h,
                                                 atab__match_fn match, const void *key,
                                                 size_t *at)

@@ -508,10 +508,9 @@ ATAB__INLINE const atab_atom *made_by(atab__rec *r, const atab_atom *a, uint64_t
 ** (no lock), so that the lock is held for the probe of groups A and B
 ** again and the slot's two stores alone. A static atom's key (the sets'
 ** filters, then their index), no block at hand, or arr 0 (no probe to
-** trust) go the locked way
-** (find_or_insert_locked); so does the atom made, into an array that
-** changed since (a rebuild, a key gone past B), a shard at its load or
-** two full groups. Called outside any section. */
+** trust) go the locked way (find_or_insert_locked); so does the atom
+** made, into an array that changed since (a rebuild, a key gone past B),
+** a shard at its load or two full groups. Called outside any section. */
 const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
                                     uint64_t arr, size_t g)
 {

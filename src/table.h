@@ -498,9 +498,8 @@ ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const a
 /* An intern's insert of a short UTF-8 key (1 to ATAB__SHORT_KEY bytes,
 ** hash h) by this thread's record r on the table, after its lock-free
 ** probe of array word arr (0: none to trust), whose group A is g,
-** missed: the new atom made
-** before the shard's lock is taken; else the locked way (table.c). Called
-** outside any section. */
+** missed: the new atom made before the shard's lock is taken; else the
+** locked way (table.c). Called outside any section. */
 ATAB__HIDDEN const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len,
                                                  uint64_t h, uint64_t arr, size_t g);
 
