@@ -91,18 +91,16 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
             }
         }
     }
-    uint64_t arr = shard_word(t, k->hash);
-    atab__arr v = atab__arr_of(arr);
+    atab__arr v = shard_arr(t, k->hash);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = atab__probe(v, k->hash, atab__match_key, k, NULL);
     if (a && atab__ref(t, r, a, k->hash) != 0)
-        a = NULL, arr = 0;   /* killed by a sweep: absent */
+        a = NULL;   /* killed by a sweep: absent */
     atab__leave(r);
     if (a)
         return a;
-    if (insert_new && k->s && k->len - 1 < ATAB__SHORT_KEY && !v.overflow)
-        return atab__insert_short(r, k->s, k->len, k->hash, arr,   /* arr 0: the locked way */
-                                  atab__h_group(k->hash, v.ngroups));
+    if (insert_new && k->s && k->len - 1 < ATAB__SHORT_KEY)
+        return atab__insert_short(r, k->s, k->len, k->hash, 0, 0);   /* the locked way */
     return after_miss(t, k, u8, insert_new);
 }
 
@@ -188,18 +186,34 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
                                              const void *key)
 {
     atab_table *t = r->t;
-    uint64_t arr = shard_word(t, h);
-    atab__arr v = atab__arr_of(arr);
+    uint64_t holds = __atomic_load_n(&atab__shard_of(t, h)->holds, __ATOMIC_ACQUIRE);
+    atab__arr v = shard_arr(t, h);
     size_t ga = atab__h_group(h, v.ngroups);
-    const atab_atom *a = atab__probe_ab_at(v, ga, h, match, key, NULL);
-    if (!a) {
-        if (ATAB__UNLIKELY(v.overflow))
-            return short_past_b(t, s, len, h, insert_new);
-        atab__leave(r);
-        return insert_new ? atab__insert_short(r, s, len, h, arr, ga)
-                          : short_missed(t, s, len, h, 0);
+    const uint8_t *ctrl = atab__group_ctrl(v, ga);
+    __builtin_prefetch(ctrl + 64);
+    __builtin_prefetch(ctrl + 128);
+    unsigned c = atab__h_ctrl(h);
+    atab__group gra = atab__group_read(v, ga, c);
+    ATAB__PAUSE("probe:group_a", ctrl);
+    const atab_atom *a = atab__group_find(v, ga, gra.match, h, match, key, NULL);
+    if (a)
+        return short_found(t, r, a, s, len, h, insert_new);
+    uintptr_t room = 0;
+    if (!gra.empty) {   /* as atab__probe_ab_at: B only past a full A */
+        size_t gb = atab__h_group2(h, v.ngroups);
+        atab__group grb = atab__group_read(v, gb, c);
+        if ((a = atab__group_find(v, gb, grb.match, h, match, key, NULL)) != NULL)
+            return short_found(t, r, a, s, len, h, insert_new);
+        if (grb.free && !gra.free)
+            room = atab__room(atab__group_ctrl(v, gb), grb.free);
     }
-    return short_found(t, r, a, s, len, h, insert_new);
+    if (ATAB__UNLIKELY(v.overflow))
+        return short_past_b(t, s, len, h, insert_new);
+    if (gra.free)
+        room = atab__room(ctrl, gra.free);
+    atab__leave(r);
+    return insert_new ? atab__insert_short(r, s, len, h, holds, room)
+                      : short_missed(t, s, len, h, 0);
 }
 
 static __attribute__((noinline)) const atab_atom *
@@ -537,9 +551,9 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 {
     uint64_t h = atab__atom_hash(t, a);
     atab__shard *sh = &t->shards[atab__h_shard(h)];
-    atab__lock_take(&sh->lock);
+    atab__shard_take(sh);
     int found = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
-    atab__lock_drop(&sh->lock);
+    atab__shard_drop(sh);
     return found;
 }
 #endif

@@ -147,7 +147,7 @@ static void shrink(atab_table *t, atab__shard *sh, uint64_t *arrays, size_t *n)
 static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
     size_t freed = 0;
-    atab__lock_take(&sh->lock);
+    atab__shard_take(sh);
     atab__arr v = atab__arr_of(*sh->arr);
     for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
         if (!atab__slot_full(v, i))
@@ -163,7 +163,7 @@ static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
         freed++;
     }
     shrink(t, sh, rt->arrays, &rt->n_arrays);
-    atab__lock_drop(&sh->lock);
+    atab__shard_drop(sh);
     return freed;
 }
 
@@ -285,11 +285,11 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
             continue;
         heads[s] = 0;
         atab__shard *sh = &t->shards[s];
-        atab__lock_take(&sh->lock);
+        atab__shard_take(sh);
         dead += unqueue_list(sh, q, h, i, &spared);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
-        atab__lock_drop(&sh->lock);
+        atab__shard_drop(sh);
     }
     if (spared)
         __atomic_add_fetch(&t->unused, spared, __ATOMIC_RELAXED);

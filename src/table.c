@@ -120,12 +120,19 @@ static size_t find_free(atab__arr v, uint64_t h, int *overflow)
                      atab__group_read(v, atab__h_group2(h, v.ngroups), 0).free, overflow);
 }
 
-/* Stores slot s for hash h: the slot first, then its control byte, so a
-** reader that sees the byte sees the slot. */
+/* Stores slot s for hash h in slot j of the group whose control bytes
+** start at ctrl: the slot first, then its control byte, so a reader that
+** sees the byte sees the slot. */
+ATAB__INLINE void put_at(uint8_t *ctrl, size_t j, uint64_t s, uint64_t h)
+{
+    __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, s, __ATOMIC_RELEASE);
+    __atomic_store_n(ctrl + j, (uint8_t)atab__h_ctrl(h), __ATOMIC_RELEASE);
+}
+
+/* put_at of slot i of array v. */
 ATAB__INLINE void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 {
-    __atomic_store_n(atab__slot_ptr(v, i), s, __ATOMIC_RELEASE);
-    atab__set_ctrl(v, i, atab__h_ctrl(h));
+    put_at(atab__group_ctrl(v, i / ATAB__GROUP), i % ATAB__GROUP, s, h);
 }
 
 void atab__free_arr(atab_table *t, uint64_t word)
@@ -357,10 +364,7 @@ ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
     if (ATAB__LIKELY(ab->arr == *sh->arr && (ab->a.free | ab->b.free) && sh->used < sh->limit)) {
         uint32_t f = ab->a.free ? ab->a.free : ab->b.free;
         uint8_t *ctrl = atab__group_ctrl(atab__arr_of(ab->arr), ab->a.free ? ab->ga : ab->gb);
-        unsigned j = (unsigned)__builtin_ctz(f);
-        /* the slot, then its control byte (put) */
-        __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, s, __ATOMIC_RELEASE);
-        __atomic_store_n(ctrl + j, (uint8_t)atab__h_ctrl(h), __ATOMIC_RELEASE);
+        put_at(ctrl, (unsigned)__builtin_ctz(f), s, h);
         sh->used++;
         return 0;
     }
@@ -441,7 +445,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     const atab_atom *a = NULL;
     ab_groups ab;
 
-    atab__lock_take(&sh->lock);
+    atab__shard_take(sh);
     if ((a = find_locked(*sh->arr, k, &ab)) != NULL) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
@@ -461,7 +465,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     } else {
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
-    atab__lock_drop(&sh->lock);
+    atab__shard_drop(sh);
     if (made)   /* not needed: the key was there, or is a static atom's */
         atab__atom_free(t, atab__acct(t), made);
     if (retired) {   /* readers may be on the old array: free it after a grace period */
@@ -502,32 +506,41 @@ ATAB__INLINE const atab_atom *made_by(atab__rec *r, const atab_atom *a, uint64_t
 }
 
 /* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
-** record r on the table, whose lock-free probe of array word arr (its
-** group A: g) missed.
+** record r on the table, whose lock-free probe missed, having read the
+** shard's hold count `holds` and seen room at `room` (table.h).
 ** Its atom is made before the lock, from r's recycled blocks or its bump
-** (no lock), so that the lock is held for the probe of groups A and B
-** again and the slot's two stores alone. A static atom's key (the sets'
-** filters, then their index), no block at hand, or arr 0 (no probe to
-** trust) go the locked way (find_or_insert_locked); so does the atom
-** made, into an array that changed since (a rebuild, a key gone past B),
-** a shard at its load or two full groups. Called outside any section. */
+** (no lock). Under the lock, a count unchanged since the probe means
+** nothing was filled and no array replaced since: the atom goes into the
+** room seen, with no probe again. Else the probe of groups A and B is
+** made again under the lock (as find_locked). A static atom's key (the
+** sets' filters, then their index), no block at hand, or no room seen go
+** the locked way (find_or_insert_locked); so does the atom made, into an
+** array that changed since (a rebuild, a key gone past B), a shard at its
+** load or two full groups. Called outside any section. */
 const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
-                                    uint64_t arr, size_t g)
+                                    uint64_t holds, uintptr_t room)
 {
     if (!s || len - 1 >= ATAB__SHORT_KEY)
         __builtin_unreachable();
     atab_table *t = r->t;
     atab_atom *na = NULL;
-    if (!arr || atab__static_lookup(t, s, len) ||
+    if (!room || atab__static_lookup(t, s, len) ||
         (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
          !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
         return insert_short_locked(t, s, len, h, NULL);
     atab__atom_init_short(na, s, len);
     ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
-    atab__lock_take(&sh->lock);
-    if (ATAB__LIKELY(*sh->arr == arr && sh->used < sh->limit)) {
-        atab__arr v = atab__arr_of(arr);
+    atab__shard_take(sh);
+    if (ATAB__LIKELY(sh->used < sh->limit)) {
+        if (ATAB__LIKELY(sh->holds == holds)) {   /* as the probe saw it */
+            put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h), h);
+            sh->used++;
+            atab__shard_drop(sh);
+            return made_by(r, na, h);
+        }
+        atab__arr v = atab__arr_of(*sh->arr);
+        size_t g = atab__h_group(h, v.ngroups);
         unsigned c = atab__h_ctrl(h);
         atab__group ga = atab__group_read(v, g, c);
         atab__short_key k = {s, len};   /* an atab__key only for the locked way */
@@ -542,18 +555,18 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
         if (a) {   /* another thread's insert came first */
             if (!atab_is_static(a))
                 atab__count_take(a, 1);   /* never dead under the lock */
-            atab__lock_drop(&sh->lock);
+            atab__shard_drop(sh);
             atab__atom_free(t, atab__acct(t), na);
             return a;
         }
-        if (ATAB__LIKELY(ga.free != 0)) {   /* A's first free slot, else B's */
+        if (ga.free != 0 && !v.overflow) {   /* A's first free slot, else B's */
             put(v, g * ATAB__GROUP + (unsigned)__builtin_ctz(ga.free), atab__slot_make(na, h), h);
             sh->used++;
-            atab__lock_drop(&sh->lock);
+            atab__shard_drop(sh);
             return made_by(r, na, h);
         }
     }
-    atab__lock_drop(&sh->lock);
+    atab__shard_drop(sh);
     const atab_atom *a = insert_short_locked(t, s, len, h, na);
     return a == na ? made_by(r, na, h) : a;
 }
@@ -574,13 +587,13 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__lock_take(&sh->lock);   /* this shard only, never all */
+        atab__shard_take(sh);   /* this shard only, never all */
         atab__arr v = atab__arr_of(*sh->arr);
         visit_array(array_fn, ud, *sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++)
             if (atab__slot_full(v, j))
                 fn(ud, atab__slot_atom(*atab__slot_ptr(v, j)));
-        atab__lock_drop(&sh->lock);
+        atab__shard_drop(sh);
     }
     atab__lock_take(&t->retired_lock);
     for (uint32_t i = 0; i < t->n_retired; i++)
@@ -608,10 +621,10 @@ int atab_get_stats(atab_table *t, atab_stats *out)
     atab__table_visit_shards(t, NULL, stats_atom, out);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__lock_take(&sh->lock);
+        atab__shard_take(sh);
         out->statics_seen += sh->statics;
         out->capacity += atab__shard_cap(sh);
-        atab__lock_drop(&sh->lock);
+        atab__shard_drop(sh);
     }
     out->bytes = atab__bytes(t);
     out->misuse = atab__misuse(t);
@@ -625,9 +638,9 @@ size_t atab_count(atab_table *t)
         return 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__lock_take(&sh->lock);
+        atab__shard_take(sh);
         n += sh->used - sh->statics;
-        atab__lock_drop(&sh->lock);
+        atab__shard_drop(sh);
     }
     return n;
 }
@@ -683,17 +696,17 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
     seen_atom local[FOREACH_LOCAL], *v = local;
     size_t cap = FOREACH_LOCAL, n;
     int rc = ATAB_OK;
-    atab__lock_take(&sh->lock);
+    atab__shard_take(sh);
     if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do */
         cap = sh->used - sh->statics;
         if (!(v = atab__alloc(t, cap * sizeof *v))) {
-            atab__lock_drop(&sh->lock);
+            atab__shard_drop(sh);
             return atab_last_error();
         }
     }
     size_t sweeps = __atomic_load_n(&t->sweeps, __ATOMIC_SEQ_CST);
     n = collect_shard(sh, v, cap);
-    atab__lock_drop(&sh->lock);
+    atab__shard_drop(sh);
     for (size_t i = 0; i < n; i++) {
         if (rc == ATAB_OK)
             rc = fn(ud, v[i].a, v[i].count);

@@ -293,6 +293,9 @@ typedef struct atab__shard {
     uint64_t *arr;     /* its array's word, &t->arrs[i]: written under the lock */
     uint32_t used;     /* full slots: dynamic atoms + cached static atoms */
     uint32_t statics;  /* cached static atoms among `used` */
+    uint64_t holds;    /* times the lock was dropped (atab__shard_drop; atomic): an
+                          insert whose lock-free probe read it, and finds it unchanged
+                          under the lock, trusts what that probe saw */
 } atab__shard;
 
 struct atab_table {
@@ -361,6 +364,22 @@ struct atab_table {
 static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 {
     return &t->shards[atab__h_shard(h)];
+}
+
+/* Takes and drops a shard's lock. Each drop counts the hold in sh->holds,
+** after the hold's writes; a thread that read `holds` before it read the
+** shard's array word and probed, and finds the same count under the lock,
+** knows that no slot of the shard was filled nor its array replaced since
+** (every write to a shard is made under its lock). */
+static inline void atab__shard_take(atab__shard *sh)
+{
+    atab__lock_take(&sh->lock);
+}
+
+static inline void atab__shard_drop(atab__shard *sh)
+{
+    __atomic_store_n(&sh->holds, sh->holds + 1, __ATOMIC_RELEASE);
+    atab__lock_drop(&sh->lock);
 }
 
 /* Is an array word a block of its own (not atab__no_slots)? */
@@ -495,13 +514,22 @@ ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
 ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
                                                           const char *u8, int insert_new);
 
+/* Where a short key's lock-free probe that missed saw room for it: its
+** group's control bytes' address (16-aligned) | the slot's index in the
+** group, the free slot of group A, else of group B; 0 for none. */
+static inline uintptr_t atab__room(const uint8_t *ctrl, uint32_t free)
+{
+    return (uintptr_t)ctrl | (unsigned)__builtin_ctz(free);
+}
+
 /* An intern's insert of a short UTF-8 key (1 to ATAB__SHORT_KEY bytes,
 ** hash h) by this thread's record r on the table, after its lock-free
-** probe of array word arr (0: none to trust), whose group A is g,
-** missed: the new atom made before the shard's lock is taken; else the
+** probe missed; that probe read its shard's `holds` count before the
+** array word, and saw room at `room` (atab__room; 0: none, or no probe to
+** trust): the new atom made before the shard's lock is taken; else the
 ** locked way (table.c). Called outside any section. */
 ATAB__HIDDEN const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len,
-                                                 uint64_t h, uint64_t arr, size_t g);
+                                                 uint64_t h, uint64_t holds, uintptr_t room);
 
 /* After a release (sweep.c): a thread whose queue is full sweeps it and
 ** puts it back empty (one that queued an atom with no queue yet makes

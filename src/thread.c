@@ -696,14 +696,14 @@ static void fork_lock(int lock)
             pthread_mutex_lock(&t->sweep_lock);
             pthread_mutex_lock(&t->reg_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
-                atab__lock_take(&t->shards[i].lock);
+                atab__shard_take(&t->shards[i]);
             atab__lock_take(&t->retired_lock);
             pthread_mutex_lock(&t->chunk_lock);
         } else {
             pthread_mutex_unlock(&t->chunk_lock);
             atab__lock_drop(&t->retired_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
-                atab__lock_drop(&t->shards[i].lock);
+                atab__shard_drop(&t->shards[i]);
             pthread_mutex_unlock(&t->reg_lock);
             pthread_mutex_unlock(&t->sweep_lock);
         }
