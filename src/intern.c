@@ -59,6 +59,21 @@ static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
     return atab__arr_of(shard_word(t, h));
 }
 
+/* Where a key of hash h that a probe of v missed has room (atab__room):
+** group A's first free slot, else B's when A is full. Read after the
+** probe, in its section: a slot free now was free when the shard's hold
+** count was read before it, unless that count has moved since. */
+static inline uintptr_t room_of(atab__arr v, uint64_t h)
+{
+    size_t ga = atab__h_group(h, v.ngroups);
+    uint32_t fa = atab__group_read(v, ga, 0).free;
+    if (fa)
+        return atab__room(atab__group_ctrl(v, ga), fa);
+    size_t gb = atab__h_group2(h, v.ngroups);
+    uint32_t fb = atab__group_read(v, gb, 0).free;
+    return fb ? atab__room(atab__group_ctrl(v, gb), fb) : 0;
+}
+
 /* After a lock-free probe missed (or met a killed atom): a lookup is done
 ** unless a static atom not yet cached could match (the sets are immutable:
 ** asking them takes no lock); an intern takes the lock. */
@@ -91,16 +106,20 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
             }
         }
     }
+    uint64_t holds = __atomic_load_n(&atab__shard_of(t, k->hash)->holds, __ATOMIC_ACQUIRE);
     atab__arr v = shard_arr(t, k->hash);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = atab__probe(v, k->hash, atab__match_key, k, NULL);
+    uintptr_t room = 0;
     if (a && atab__ref(t, r, a, k->hash) != 0)
-        a = NULL;   /* killed by a sweep: absent */
+        a = NULL;   /* killed by a sweep: absent (and no room trusted) */
+    else if (!a && !v.overflow)
+        room = room_of(v, k->hash);
     atab__leave(r);
     if (a)
         return a;
     if (insert_new && k->s && k->len - 1 < ATAB__SHORT_KEY)
-        return atab__insert_short(r, k->s, k->len, k->hash, 0, 0);   /* the locked way */
+        return atab__insert_short(r, k->s, k->len, k->hash, holds, room);
     return after_miss(t, k, u8, insert_new);
 }
 
@@ -637,11 +656,20 @@ int atab_release(atab_table *t, const atab_atom *a)
                      len <= 16)) {
         atab__rec *r = atab__tls_last.rec;
         uint64_t h;
-        if (a == r->made && r->made_frees == __atomic_load_n(&t->frees, __ATOMIC_RELAXED))
-            h = r->made_h;   /* the atom its insert made last, not freed since */
-        else
+        if (a == r->made && r->made_frees == __atomic_load_n(&t->frees, __ATOMIC_RELAXED)) {
+            /* The atom its insert made last, not freed since: its hash, and
+            ** most likely its only reference (a transient atom), which no
+            ** cache entry can keep as a spare, so queued first. */
+            h = r->made_h;
+            atab__enter_rec_nofence(r);
+            if (ATAB__LIKELY(atab__cache_ours(r) && atab__unref_sole(r, a, h))) {
+                atab__leave(r);
+                return release_done(t, r);
+            }
+        } else {
             h = atab__hash_atom_short(&t->hkeys, atab_chars(a), len);
-        atab__enter_rec_nofence(r);
+            atab__enter_rec_nofence(r);
+        }
         if (ATAB__LIKELY(atab__cache_ours(r))) {
             uint64_t *e = atab__cache_slot(r, h), x = *e;
             if (ATAB__LIKELY(atab__ent_atom(x) == a && atab__spare_fits(a, x))) {
