@@ -19,9 +19,14 @@
 **     atom's word, which one load reads too;
 **   - a miss leaves the section and finishes under the shard's lock: the
 **     insert of a UTF-8 key of up to 32 bytes (by the short-key path or
-**     find_or_insert) makes its atom first and holds the lock for the
-**     probe again and the slot's stores (atab__insert_short, table.c);
-**     anything else takes the locked way (atab__find_or_insert_locked);
+**     find_or_insert) makes its atom first; its probe read the shard's
+**     hold count before the array (table.h), and where the lock finds it
+**     unchanged the lock is held for the slot's stores alone, into the
+**     room the probe saw (insert_short), else for the probe again too
+**     (atab__insert_made_locked, table.c); anything else takes the locked
+**     way (atab__find_or_insert_locked);
+**   - a release of the atom its thread's insert made last takes its hash
+**     from the insert (thread.h: made);
 **   - every returned dynamic atom carries one reference for the caller;
 **     NULL comes with atab_last_error() (ATAB_OK for a lookup that found
 **     nothing);
@@ -57,6 +62,49 @@ static inline uint64_t shard_word(const atab_table *t, uint64_t h)
 static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
 {
     return atab__arr_of(shard_word(t, h));
+}
+
+/* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
+** record r on the table, whose lock-free probe missed, having read the
+** shard's hold count `holds` and seen room at `room` (table.h). Called
+** outside any section.
+** Its atom is made before the lock, from r's recycled blocks or its bump
+** (no lock). Under the lock, a count unchanged since the probe means
+** nothing was filled and no array replaced since: the atom goes into the
+** room seen, with no probe again, and the lock is dropped. Else the probe
+** is made again under the lock (atab__insert_made_locked). A static
+** atom's key (the sets' filters, then their index), no block at hand, or
+** no room seen go the locked way (atab__insert_short_locked). */
+ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
+                                           uint64_t holds, uintptr_t room)
+{
+    if (!s || len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();
+    atab_table *t = r->t;
+    atab_atom *na = NULL;
+    if (!room || atab__static_lookup(t, s, len) ||
+        (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
+         !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
+        return atab__insert_short_locked(t, s, len, h, NULL);
+    atab__atom_init_short(na, s, len);
+    ATAB__PAUSE("insert:made", t);
+    atab__shard *sh = atab__shard_of(t, h);
+    atab__shard_take(sh);
+    if (ATAB__LIKELY(sh->holds == holds && sh->used < sh->limit)) {   /* as the probe saw it */
+        atab__put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h), h);
+        sh->used++;
+        atab__shard_drop(sh);
+        return atab__made_by(r, na, h);
+    }
+    return atab__insert_made_locked(r, sh, s, len, h, na);
+}
+
+/* insert_short, out of line, for find_or_insert. */
+static __attribute__((noinline)) const atab_atom *
+insert_short_out(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t holds,
+                 uintptr_t room)
+{
+    return insert_short(r, s, len, h, holds, room);
 }
 
 /* Where a key of hash h that a probe of v missed has room (atab__room):
@@ -119,7 +167,7 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
     if (a)
         return a;
     if (insert_new && k->s && k->len - 1 < ATAB__SHORT_KEY)
-        return atab__insert_short(r, k->s, k->len, k->hash, holds, room);
+        return insert_short_out(r, k->s, k->len, k->hash, holds, room);
     return after_miss(t, k, u8, insert_new);
 }
 
@@ -205,7 +253,8 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
                                              const void *key)
 {
     atab_table *t = r->t;
-    uint64_t holds = __atomic_load_n(&atab__shard_of(t, h)->holds, __ATOMIC_ACQUIRE);
+    uint64_t holds = insert_new ? __atomic_load_n(&atab__shard_of(t, h)->holds, __ATOMIC_ACQUIRE)
+                                : 0;
     atab__arr v = shard_arr(t, h);
     size_t ga = atab__h_group(h, v.ngroups);
     const uint8_t *ctrl = atab__group_ctrl(v, ga);
@@ -223,37 +272,52 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
         atab__group grb = atab__group_read(v, gb, c);
         if ((a = atab__group_find(v, gb, grb.match, h, match, key, NULL)) != NULL)
             return short_found(t, r, a, s, len, h, insert_new);
-        if (grb.free && !gra.free)
+        if (insert_new && grb.free && !gra.free)
             room = atab__room(atab__group_ctrl(v, gb), grb.free);
     }
     if (ATAB__UNLIKELY(v.overflow))
         return short_past_b(t, s, len, h, insert_new);
+    atab__leave(r);
+    if (!insert_new)
+        return short_missed(t, s, len, h, 0);
     if (gra.free)
         room = atab__room(ctrl, gra.free);
-    atab__leave(r);
-    return insert_new ? atab__insert_short(r, s, len, h, holds, room)
-                      : short_missed(t, s, len, h, 0);
+    return insert_short(r, s, len, h, holds, room);
 }
 
-static __attribute__((noinline)) const atab_atom *
-short_probe8(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new, uint64_t w)
+/* The probe's copies: one for each class of keys, each of intern and
+** lookup (a lookup reads no hold count and seeks no room). */
+#define SHORT_PROBE(name, insert_new, match, ...)                                        \
+    static __attribute__((noinline)) const atab_atom *                                   \
+    name(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t w)                \
+    {                                                                                    \
+        (void)w;                                                                         \
+        __VA_ARGS__;                                                                     \
+        return short_probe_in(r, s, len, h, insert_new, match, &k);                      \
+    }
+SHORT_PROBE(intern_probe8, 1, match_word, word_key k = {w, len})
+SHORT_PROBE(lookup_probe8, 0, match_word, word_key k = {w, len})
+SHORT_PROBE(intern_probe16, 1, match_short16, atab__short_key k = {s, len})
+SHORT_PROBE(lookup_probe16, 0, match_short16, atab__short_key k = {s, len})
+SHORT_PROBE(intern_probe32, 1, atab__match_short, atab__short_key k = {s, len})
+SHORT_PROBE(lookup_probe32, 0, atab__match_short, atab__short_key k = {s, len})
+
+static inline const atab_atom *short_probe8(atab__rec *r, const char *s, size_t len,
+                                            uint64_t h, int insert_new, uint64_t w)
 {
-    word_key k = {w, len};
-    return short_probe_in(r, s, len, h, insert_new, match_word, &k);
+    return insert_new ? intern_probe8(r, s, len, h, w) : lookup_probe8(r, s, len, h, w);
 }
 
-static __attribute__((noinline)) const atab_atom *
-short_probe16(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+static inline const atab_atom *short_probe16(atab__rec *r, const char *s, size_t len,
+                                             uint64_t h, int insert_new)
 {
-    atab__short_key k = {s, len};
-    return short_probe_in(r, s, len, h, insert_new, match_short16, &k);
+    return insert_new ? intern_probe16(r, s, len, h, 0) : lookup_probe16(r, s, len, h, 0);
 }
 
-static __attribute__((noinline)) const atab_atom *
-short_probe32(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+static inline const atab_atom *short_probe32(atab__rec *r, const char *s, size_t len,
+                                             uint64_t h, int insert_new)
 {
-    atab__short_key k = {s, len};
-    return short_probe_in(r, s, len, h, insert_new, atab__match_short, &k);
+    return insert_new ? intern_probe32(r, s, len, h, 0) : lookup_probe32(r, s, len, h, 0);
 }
 
 static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t len,

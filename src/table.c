@@ -120,19 +120,10 @@ static size_t find_free(atab__arr v, uint64_t h, int *overflow)
                      atab__group_read(v, atab__h_group2(h, v.ngroups), 0).free, overflow);
 }
 
-/* Stores slot s for hash h in slot j of the group whose control bytes
-** start at ctrl: the slot first, then its control byte, so a reader that
-** sees the byte sees the slot. */
-ATAB__INLINE void put_at(uint8_t *ctrl, size_t j, uint64_t s, uint64_t h)
-{
-    __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, s, __ATOMIC_RELEASE);
-    __atomic_store_n(ctrl + j, (uint8_t)atab__h_ctrl(h), __ATOMIC_RELEASE);
-}
-
-/* put_at of slot i of array v. */
+/* atab__put_at of slot i of array v. */
 ATAB__INLINE void put(atab__arr v, size_t i, uint64_t s, uint64_t h)
 {
-    put_at(atab__group_ctrl(v, i / ATAB__GROUP), i % ATAB__GROUP, s, h);
+    atab__put_at(atab__group_ctrl(v, i / ATAB__GROUP), i % ATAB__GROUP, s, h);
 }
 
 void atab__free_arr(atab_table *t, uint64_t word)
@@ -364,7 +355,7 @@ ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
     if (ATAB__LIKELY(ab->arr == *sh->arr && (ab->a.free | ab->b.free) && sh->used < sh->limit)) {
         uint32_t f = ab->a.free ? ab->a.free : ab->b.free;
         uint8_t *ctrl = atab__group_ctrl(atab__arr_of(ab->arr), ab->a.free ? ab->ga : ab->gb);
-        put_at(ctrl, (unsigned)__builtin_ctz(f), s, h);
+        atab__put_at(ctrl, (unsigned)__builtin_ctz(f), s, h);
         sh->used++;
         return 0;
     }
@@ -486,59 +477,18 @@ const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
     return find_or_insert_locked(t, k, u8, insert_new, NULL);
 }
 
-/* atab__insert_short's locked way (find_or_insert_locked), with the atom
-** it made (NULL: none). */
-static __attribute__((noinline)) const atab_atom *
-insert_short_locked(atab_table *t, const char *s, size_t len, uint64_t h, atab_atom *made)
+const atab_atom *atab__insert_short_locked(atab_table *t, const char *s, size_t len, uint64_t h,
+                                           atab_atom *made)
 {
     atab__key k = {s, NULL, 0, len, h};
     return find_or_insert_locked(t, &k, s, 1, made);
 }
 
-/* Notes atom a of hash h, which r's insert made just now, in r for its
-** release (thread.h: made); returns a. */
-ATAB__INLINE const atab_atom *made_by(atab__rec *r, const atab_atom *a, uint64_t h)
+const atab_atom *atab__insert_made_locked(atab__rec *r, atab__shard *sh, const char *s,
+                                          size_t len, uint64_t h, atab_atom *na)
 {
-    r->made = a;
-    r->made_h = h;
-    r->made_frees = __atomic_load_n(&r->t->frees, __ATOMIC_RELAXED);
-    return a;
-}
-
-/* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
-** record r on the table, whose lock-free probe missed, having read the
-** shard's hold count `holds` and seen room at `room` (table.h).
-** Its atom is made before the lock, from r's recycled blocks or its bump
-** (no lock). Under the lock, a count unchanged since the probe means
-** nothing was filled and no array replaced since: the atom goes into the
-** room seen, with no probe again. Else the probe of groups A and B is
-** made again under the lock (as find_locked). A static atom's key (the
-** sets' filters, then their index), no block at hand, or no room seen go
-** the locked way (find_or_insert_locked); so does the atom made, into an
-** array that changed since (a rebuild, a key gone past B), a shard at its
-** load or two full groups. Called outside any section. */
-const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
-                                    uint64_t holds, uintptr_t room)
-{
-    if (!s || len - 1 >= ATAB__SHORT_KEY)
-        __builtin_unreachable();
     atab_table *t = r->t;
-    atab_atom *na = NULL;
-    if (!room || atab__static_lookup(t, s, len) ||
-        (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
-         !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
-        return insert_short_locked(t, s, len, h, NULL);
-    atab__atom_init_short(na, s, len);
-    ATAB__PAUSE("insert:made", t);
-    atab__shard *sh = atab__shard_of(t, h);
-    atab__shard_take(sh);
-    if (ATAB__LIKELY(sh->used < sh->limit)) {
-        if (ATAB__LIKELY(sh->holds == holds)) {   /* as the probe saw it */
-            put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h), h);
-            sh->used++;
-            atab__shard_drop(sh);
-            return made_by(r, na, h);
-        }
+    if (sh->used < sh->limit) {
         atab__arr v = atab__arr_of(*sh->arr);
         size_t g = atab__h_group(h, v.ngroups);
         unsigned c = atab__h_ctrl(h);
@@ -563,12 +513,12 @@ const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len, uin
             put(v, g * ATAB__GROUP + (unsigned)__builtin_ctz(ga.free), atab__slot_make(na, h), h);
             sh->used++;
             atab__shard_drop(sh);
-            return made_by(r, na, h);
+            return atab__made_by(r, na, h);
         }
     }
     atab__shard_drop(sh);
-    const atab_atom *a = insert_short_locked(t, s, len, h, na);
-    return a == na ? made_by(r, na, h) : a;
+    const atab_atom *a = atab__insert_short_locked(t, s, len, h, na);
+    return a == na ? atab__made_by(r, na, h) : a;
 }
 
 /* ---- statistics and visits ---- */

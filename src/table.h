@@ -514,6 +514,25 @@ ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
 ATAB__HIDDEN const atab_atom *atab__find_or_insert_locked(atab_table *t, const atab__key *k,
                                                           const char *u8, int insert_new);
 
+/* Stores slot s for hash h in slot j of the group whose control bytes
+** start at ctrl (a shard's lock held): the slot first, then its control
+** byte, so a reader that sees the byte sees the slot. */
+ATAB__INLINE void atab__put_at(uint8_t *ctrl, size_t j, uint64_t s, uint64_t h)
+{
+    __atomic_store_n((uint64_t *)(void *)(ctrl + ATAB__GROUP) + j, s, __ATOMIC_RELEASE);
+    __atomic_store_n(ctrl + j, (uint8_t)atab__h_ctrl(h), __ATOMIC_RELEASE);
+}
+
+/* Notes atom a of hash h, which r's insert made just now, in r for its
+** release (thread.h: made); returns a. */
+ATAB__INLINE const atab_atom *atab__made_by(atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    r->made = a;
+    r->made_h = h;
+    r->made_frees = __atomic_load_n(&r->t->frees, __ATOMIC_RELAXED);
+    return a;
+}
+
 /* Where a short key's lock-free probe that missed saw room for it: its
 ** group's control bytes' address (16-aligned) | the slot's index in the
 ** group, the free slot of group A, else of group B; 0 for none. */
@@ -522,14 +541,20 @@ static inline uintptr_t atab__room(const uint8_t *ctrl, uint32_t free)
     return (uintptr_t)ctrl | (unsigned)__builtin_ctz(free);
 }
 
-/* An intern's insert of a short UTF-8 key (1 to ATAB__SHORT_KEY bytes,
-** hash h) by this thread's record r on the table, after its lock-free
-** probe missed; that probe read its shard's `holds` count before the
-** array word, and saw room at `room` (atab__room; 0: none, or no probe to
-** trust): the new atom made before the shard's lock is taken; else the
-** locked way (table.c). Called outside any section. */
-ATAB__HIDDEN const atab_atom *atab__insert_short(atab__rec *r, const char *s, size_t len,
-                                                 uint64_t h, uint64_t holds, uintptr_t room);
+/* The ways of an intern's insert of a short UTF-8 key s (1 to
+** ATAB__SHORT_KEY bytes, hash h: intern.c) that go past its common one,
+** called outside any section: the locked way, which finds the key again,
+** else inserts `made` (NULL: an atom it makes; freed when not used); and,
+** with the shard's lock held and atom na made, the insert after the hold
+** count moved since the key's probe: the probe of groups A and B again
+** under the lock, else the locked way. Both return the key's atom, with a
+** reference (the one made noted in r: atab__made_by), or NULL (error set). */
+ATAB__HIDDEN const atab_atom *atab__insert_short_locked(atab_table *t, const char *s,
+                                                        size_t len, uint64_t h,
+                                                        atab_atom *made);
+ATAB__HIDDEN const atab_atom *atab__insert_made_locked(atab__rec *r, atab__shard *sh,
+                                                       const char *s, size_t len, uint64_t h,
+                                                       atab_atom *na);
 
 /* After a release (sweep.c): a thread whose queue is full sweeps it and
 ** puts it back empty (one that queued an atom with no queue yet makes
