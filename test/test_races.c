@@ -984,16 +984,35 @@ static void *do_intern_made(void *arg)
     return NULL;
 }
 
+/* A key of the shard and group A of MADE_KEY in t's array now, which an
+** insert puts in the slot where MADE_KEY's would go (the group's first
+** free one), in buf. */
+static void key_of_made_group(atab_table *t, char *buf, size_t size)
+{
+    uint64_t hm = atab__hash_bytes(t->seed, MADE_KEY, strlen(MADE_KEY));
+    atab__arr v = atab__arr_of(t->arrs[atab__h_shard(hm)]);
+    for (int k = 0;; k++) {
+        snprintf(buf, size, "room%d", k);
+        uint64_t h = atab__hash_bytes(t->seed, buf, strlen(buf));
+        if (atab__h_shard(h) == atab__h_shard(hm) &&
+            atab__h_group(h, v.ngroups) == atab__h_group(hm, v.ngroups))
+            return;
+    }
+}
+
 /* The inserter I (its record made by a first intern) missed the key
 ** lock-free in an array with room, made its atom and stops before the
 ** shard's lock ("insert:made"); this thread then interns the same key
-** into that array (`grow` 0), or grows the key's shard past it (`grow`
-** 1). Let go, I finds this thread's atom under the lock and gives
-** its own block back to its chunk (a free block of its class); or, its
-** array replaced, it inserts the atom it made the locked way (no block
-** freed). Either way the key has one atom, with exact counts. */
-static void made_schedule(int grow)
+** into that array (`mode` 0), or grows the key's shard past it (1), or
+** interns another key into the room I saw (2). Let go, I finds this
+** thread's atom under the lock and gives its own block back to its chunk
+** (a free block of its class); or, its array replaced, it inserts the
+** atom it made the locked way (no block freed); or it puts its atom in
+** another slot, the other key's kept. Either way the key has one atom,
+** with exact counts. */
+static void made_schedule(int mode)
 {
+    int grow = mode == 1;
     watch_alloc wa = {0};
     atab_allocator al = wa_allocator(&wa);
     atab_options o = plain_options(&al, 11);
@@ -1015,11 +1034,18 @@ static void made_schedule(int grow)
     pause_at *pi = pause_arm("insert:made", ROLE_A, c.t);
     worker_start(&i, ROLE_A, do_intern_made, &c);
     pause_wait(pi);
-    const atab_atom *x = NULL;
+    const atab_atom *x = NULL, *other = NULL;
+    char other_key[32];
     if (grow) {
         grow_case g = {c.t, shard, NULL, 0};
         do_grow(&g);
         assert_true(g.grew);
+    } else if (mode == 2) {
+        uint64_t arr = *sh->arr;
+        key_of_made_group(c.t, other_key, sizeof other_key);
+        other = atab_intern_cstr(c.t, other_key);   /* fills the slot I saw free */
+        assert_non_null(other);
+        assert_true(*sh->arr == arr);
     } else {
         uint64_t arr = *sh->arr;
         x = atab_intern_cstr(c.t, MADE_KEY);   /* this thread's insert comes first */
@@ -1031,7 +1057,7 @@ static void made_schedule(int grow)
     worker_join(&i);
     assert_non_null(c.got);
     assert_string_equal(atab_chars(c.got), MADE_KEY);
-    if (grow) {
+    if (mode) {
         assert_null(c.t->free_blocks[class]);   /* the atom made is the key's */
         assert_int_equal(atab__count(c.got), 1);
         x = atab_intern_cstr(c.t, MADE_KEY);
@@ -1042,16 +1068,21 @@ static void made_schedule(int grow)
         assert_true(c.t->free_blocks[class] != x);
     }
     assert_int_equal(atab__count(x), 2);
+    if (other) {   /* still in the table, with its one reference */
+        assert_ptr_equal(atab_lookup(c.t, other_key, strlen(other_key)), other);
+        assert_int_equal(atab_release(c.t, other), ATAB_OK);
+        assert_int_equal(atab_release(c.t, other), ATAB_OK);
+    }
     atab_stats st;
     atab_get_stats(c.t, &st);
     assert_int_equal(st.misuse, 0);
-    assert_int_equal(st.unused, 0);
+    assert_int_equal(st.unused, other != NULL);
     size_t atoms = st.atoms;
     assert_int_equal(atab_release(c.t, x), ATAB_OK);
     assert_int_equal(atab_release(c.t, x), ATAB_OK);
     atab_get_stats(c.t, &st);
     assert_int_equal(st.atoms, atoms);   /* the key's one atom, now unused */
-    assert_int_equal(st.unused, 1);
+    assert_int_equal(st.unused, 1 + (other != NULL));
     atab_table_free(c.t);
     assert_int_equal(wa.live, 0);
 }
@@ -1068,6 +1099,13 @@ static void insert_paused_with_its_atom_made_while_its_shard_grows(void **state)
     (void)state;
     need_sections();
     made_schedule(1);
+}
+
+static void insert_paused_with_its_atom_made_while_another_key_takes_its_room(void **state)
+{
+    (void)state;
+    need_sections();
+    made_schedule(2);
 }
 
 /* Points that no pause names, and threads that no pause names, pass
@@ -1114,6 +1152,7 @@ int main(void)
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
+        cmocka_unit_test(insert_paused_with_its_atom_made_while_another_key_takes_its_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
