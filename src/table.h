@@ -547,8 +547,9 @@ static inline uintptr_t atab__room(const uint8_t *ctrl, uint32_t free)
 ** else inserts `made` (NULL: an atom it makes; freed when not used); and,
 ** with the shard's lock held and atom na made, the insert after the hold
 ** count moved since the key's probe: the probe of groups A and B again
-** under the lock, else the locked way. Both return the key's atom, with a
-** reference (the one made noted in r: atab__made_by), or NULL (error set). */
+** under the lock, else the locked way, which notes na in r when it is the
+** key's (atab__made_by). Both return the key's atom, with a reference, or
+** NULL (error set). */
 ATAB__HIDDEN const atab_atom *atab__insert_short_locked(atab_table *t, const char *s,
                                                         size_t len, uint64_t h,
                                                         atab_atom *made);

@@ -117,10 +117,10 @@ typedef struct atab__rec {
                                  (only its thread writes it; atomic loads and stores) */
     size_t misuse;            /* over-releases its hits found (as `bytes`) */
     atab_table *t;
-    /* The atom this thread's insert of a short key made last
-    ** (atab__insert_short), its hash, and t->frees then: while t->frees
-    ** stands there, no atom has been freed since, so an atom at that address
-    ** is this one, and its release takes the hash from here (intern.c). */
+    /* The atom this thread's insert of a short key made last (table.h:
+    ** atab__made_by), its hash, and t->frees then: while t->frees stands
+    ** there, no atom has been freed since, so an atom at that address is
+    ** this one, and its release takes the hash from here (intern.c). */
     const atab_atom *made;
     uint64_t made_h;
     uint64_t made_frees;
