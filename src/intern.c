@@ -74,7 +74,9 @@ static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
 ** room seen, with no probe again, and the lock is dropped. Else the probe
 ** is made again under the lock (atab__insert_made_locked). A static
 ** atom's key (the sets' filters, then their index), no block at hand, or
-** no room seen go the locked way (atab__insert_short_locked). */
+** no room seen go the locked way (atab__insert_short_locked). A shard
+** with no array has a limit of 0, so the room its probe saw, in
+** atab__no_slots, is never written. */
 ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
                                            uint64_t holds, uintptr_t room)
 {
