@@ -52,16 +52,27 @@ ATAB__INLINE int match_short16(const void *key, const atab_atom *a)
     return atab_len(a) == k->len && atab__eq_bytes(atab_chars(a), k->s, k->len);
 }
 
-/* The array word of hash h's shard, for a lock-free reader (an insert
-** after a miss checks it again under the lock), and its array. */
-static inline uint64_t shard_word(const atab_table *t, uint64_t h)
-{
-    return __atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE);
-}
-
+/* The array of hash h's shard, for a lock-free reader. */
 static inline atab__arr shard_arr(const atab_table *t, uint64_t h)
 {
-    return atab__arr_of(shard_word(t, h));
+    return atab__arr_of(__atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE));
+}
+
+/* The hold count of hash h's shard, for an intern's lock-free probe: read
+** before the shard's array (shard_arr), so that an insert that finds it
+** unchanged under the lock may trust what that probe saw (table.h). */
+static inline uint64_t shard_holds(atab_table *t, uint64_t h)
+{
+    return __atomic_load_n(&atab__shard_of(t, h)->holds, __ATOMIC_ACQUIRE);
+}
+
+/* Where a key has room (atab__room), given the free slots fa of its group
+** A, whose control bytes start at ctrl_a, and fb of its group B at ctrl_b
+** (fb 0 where B was not read): A's first free slot, else B's; 0 for none. */
+static inline uintptr_t room_in(const uint8_t *ctrl_a, uint32_t fa, const uint8_t *ctrl_b,
+                                uint32_t fb)
+{
+    return fa ? atab__room(ctrl_a, fa) : fb ? atab__room(ctrl_b, fb) : 0;
 }
 
 /* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
@@ -115,13 +126,10 @@ insert_short_out(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t h
 ** count was read before it, unless that count has moved since. */
 static inline uintptr_t room_of(atab__arr v, uint64_t h)
 {
-    size_t ga = atab__h_group(h, v.ngroups);
+    size_t ga = atab__h_group(h, v.ngroups), gb = atab__h_group2(h, v.ngroups);
     uint32_t fa = atab__group_read(v, ga, 0).free;
-    if (fa)
-        return atab__room(atab__group_ctrl(v, ga), fa);
-    size_t gb = atab__h_group2(h, v.ngroups);
-    uint32_t fb = atab__group_read(v, gb, 0).free;
-    return fb ? atab__room(atab__group_ctrl(v, gb), fb) : 0;
+    uint32_t fb = fa ? 0 : atab__group_read(v, gb, 0).free;
+    return room_in(atab__group_ctrl(v, ga), fa, atab__group_ctrl(v, gb), fb);
 }
 
 /* After a lock-free probe missed (or met a killed atom): a lookup is done
@@ -156,7 +164,7 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
             }
         }
     }
-    uint64_t holds = __atomic_load_n(&atab__shard_of(t, k->hash)->holds, __ATOMIC_ACQUIRE);
+    uint64_t holds = shard_holds(t, k->hash);
     atab__arr v = shard_arr(t, k->hash);
     ATAB__PAUSE("probe:array", t);
     const atab_atom *a = atab__probe(v, k->hash, atab__match_key, k, NULL);
@@ -255,8 +263,7 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
                                              const void *key)
 {
     atab_table *t = r->t;
-    uint64_t holds = insert_new ? __atomic_load_n(&atab__shard_of(t, h)->holds, __ATOMIC_ACQUIRE)
-                                : 0;
+    uint64_t holds = insert_new ? shard_holds(t, h) : 0;
     atab__arr v = shard_arr(t, h);
     size_t ga = atab__h_group(h, v.ngroups);
     const uint8_t *ctrl = atab__group_ctrl(v, ga);
@@ -268,23 +275,21 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
     const atab_atom *a = atab__group_find(v, ga, gra.match, h, match, key, NULL);
     if (a)
         return short_found(t, r, a, s, len, h, insert_new);
-    uintptr_t room = 0;
+    const uint8_t *ctrl_b = NULL;
+    uint32_t fb = 0;
     if (!gra.empty) {   /* as atab__probe_ab_at: B only past a full A */
         size_t gb = atab__h_group2(h, v.ngroups);
         atab__group grb = atab__group_read(v, gb, c);
         if ((a = atab__group_find(v, gb, grb.match, h, match, key, NULL)) != NULL)
             return short_found(t, r, a, s, len, h, insert_new);
-        if (insert_new && grb.free && !gra.free)
-            room = atab__room(atab__group_ctrl(v, gb), grb.free);
+        ctrl_b = atab__group_ctrl(v, gb), fb = grb.free;
     }
     if (ATAB__UNLIKELY(v.overflow))
         return short_past_b(t, s, len, h, insert_new);
     atab__leave(r);
     if (!insert_new)
         return short_missed(t, s, len, h, 0);
-    if (gra.free)
-        room = atab__room(ctrl, gra.free);
-    return insert_short(r, s, len, h, holds, room);
+    return insert_short(r, s, len, h, holds, room_in(ctrl, gra.free, ctrl_b, fb));
 }
 
 /* The probe's copies: one for each class of keys, each of intern and
