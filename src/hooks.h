@@ -31,6 +31,9 @@
 **       the block's free: test_hooks.h)
 **   insert vs insert or grow       "insert:made" (t), after a short
 **       key's insert made its atom, before it takes the shard's lock
+**   a grace period vs the batches  "gp:served" (t), after a grace
+**   it serves                          period's wait, before it says
+**       which unlinks it served (thread.h: atab__gp_served)
 **   kick vs read                   "probe:group_a" (group A's control
 **       bytes), after a probe read the control bytes of a key's group A,
 **       before it reads its slots

@@ -17,7 +17,10 @@
 ** lock-free probe that meets a killed atom treats it as absent and goes to
 ** the lock, where the atom is already gone. A sweep shrinks the shards
 ** it leaves mostly empty, and frees what it unlinked, the arrays it
-** replaced among them, after one grace period for the whole batch.
+** replaced among them, after one grace period for the whole batch. A
+** queue sweep beside other threads shares grace periods with them: its
+** batch waits for the next one that any thread runs, and only a sweep
+** whose batch before is still waiting runs its own (leave_waiting).
 */
 #include <stdlib.h>
 
@@ -95,12 +98,12 @@ void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
     /* Before any block is freed: a thread that holds an atom later made at
     ** one of these addresses got it after this, so it reads the new count
     ** and takes no memo of an atom freed here (thread.h: made_frees). */
-    if (n_atoms)
+    if (n_atoms || (q && atab__queue_pend(q, t->queue_cap)->n))
         __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
     for (size_t i = 0; i < n_old; i++)
         atab__free_arr(t, old[i]);
     if (q) {
-        atab__recycle(t, q, atoms, n_atoms);
+        atab__recycle(t, q, atoms, n_atoms, 1);   /* and those waiting in q */
     } else {
         atab__atoms_free(t, atab__acct(t), atoms, n_atoms);
     }
@@ -231,6 +234,47 @@ ATAB__INLINE int unlink_queued(atab__arr v, uint64_t h, const atab_atom *a)
     return 1;
 }
 
+/* Grace periods shared between sweeps. Where other threads are on the
+** table, a queue sweep leaves the carved atoms it unlinked (q[0..n), NULL
+** for those it only took off) waiting in q (thread.h: atab__pend), with no
+** grace period of its own, when the batch its last sweep left there has
+** been served since by a grace period some thread ran (or there is none):
+** that batch's blocks are then kept for new atoms, as a sweep's are after
+** its grace period. Non-zero when it did; else the caller runs one grace
+** period, which serves both batches. Not with a memory limit (waiting
+** atoms would count against it), nor for an atom that is an allocation of
+** its own, nor alone on the table, where a grace period costs nothing.
+** The arrays the sweep shrank (arrays[0..*n_arrays)) go on the retired
+** list; those that do not are left in arrays[] for the caller's grace
+** period, which then serves the atoms too. */
+static int leave_waiting(atab_table *t, const atab_atom **q, uint32_t n, uint64_t *arrays,
+                         size_t *n_arrays)
+{
+    atab__pend *p = atab__queue_pend(q, t->queue_cap);
+    if (!t->pend_cap || (p->n && !atab__gp_served(t, p->snap)))
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (q[i] && !atab__carved(atab_len(q[i])))
+            return 0;
+    if (atab__alone(t))
+        return 0;
+    size_t left = 0;
+    for (size_t i = 0; i < *n_arrays; i++)
+        if (!atab__retire_array(t, arrays[i]))
+            arrays[left++] = arrays[i];
+    if ((*n_arrays = left) != 0)
+        return 0;
+    if (p->n) {
+        __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);   /* atab__free_unlinked */
+        atab__recycle(t, q, NULL, 0, 1);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (q[i])
+            p->atoms[p->n++] = (atab_atom *)q[i];
+    p->snap = atab__gp_snap(t);
+    return 1;
+}
+
 /* Takes the atoms on queue block q's list from i (an index + 1: its head),
 ** all of locked shard sh, off the queue: one still at 0 is killed and
 ** unlinked, one revived is only taken off (its q entry cleared), as is
@@ -269,10 +313,11 @@ _Static_assert(ATAB__QUEUE_LISTS == ATAB__SHARDS && ATAB__SHARD_BITS == 6,
 ** block ATAB__QUEUE_BYTES describes), list by list, each a shard's, under
 ** that shard's lock, taken once: an atom still at 0 is killed and
 ** unlinked, one revived is only taken off, and the shard may shrink; after
-** one grace period the dead are freed. An atom at 0 that a cache has kept
-** spares of (atom.h: SPARED) is taken off and counted towards t->unused
-** instead, for a full sweep, which takes the caches' spares back before
-** it kills. The lists are left empty. */
+** a grace period (leave_waiting: maybe one another thread runs) the dead
+** are freed. An atom at 0 that a cache has kept spares of (atom.h:
+** SPARED) is taken off and counted towards t->unused instead, for a full
+** sweep, which takes the caches' spares back before it kills. The lists
+** are left empty. */
 static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
 {
     const uint64_t *h = atab__queue_hashes(q, t->queue_cap);
@@ -296,6 +341,8 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
+    if (leave_waiting(t, q, n, arrays, &n_arrays))
+        return;
     atab__free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
 }
 

@@ -132,10 +132,7 @@ void atab__free_arr(atab_table *t, uint64_t word)
         atab__arr_free(t, atab__arr_of(word).base, atab__arr_bytes(word));
 }
 
-/* Puts an array that a growing shard replaced on the table's retired list
-** (sweep.c says when it is freed); 0 when it does not go there: the caller
-** waits for a grace period of its own (atab__free_unlinked). */
-static int retire_array(atab_table *t, uint64_t word)
+int atab__retire_array(atab_table *t, uint64_t word)
 {
     int kept = 0;
     if (!atab__is_array(word))
@@ -463,7 +460,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
         ATAB__PAUSE("grow:retire", t);
         if (atab__alone(t)) {
             atab__free_arr(t, retired);   /* no reader but this thread */
-        } else if (!retire_array(t, retired)) {
+        } else if (!atab__retire_array(t, retired)) {
             ATAB__PAUSE("grow:free", t);
             atab__free_unlinked(t, NULL, 0, &retired, 1, NULL);
         }
@@ -790,6 +787,7 @@ static int table_init(atab_table *t, const atab_options *o)
     t->queue_cap = t->sweep_threshold == SIZE_MAX ? 0
                    : t->sweep_threshold < QUEUE_MAX ? (uint32_t)t->sweep_threshold : QUEUE_MAX;
     t->memory_limit = o->memory_limit;
+    t->pend_cap = t->memory_limit ? 0 : t->queue_cap;
     t->checked_refs = (o->flags & ATAB_CHECKED_REFS) != 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         t->arrs[i] = atab__no_arr();

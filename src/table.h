@@ -317,6 +317,9 @@ struct atab_table {
     uint32_t zero_batch;        /* zeros a record gathers before adding them */
     uint32_t queue_cap;         /* atoms on a thread's queue before it sweeps them;
                                    0: no queues */
+    uint32_t pend_cap;          /* room for atoms a queue sweep left waiting for a
+                                   grace period (thread.h: atab__pend): queue_cap,
+                                   or 0 with a memory limit (sweep.c) */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
     const uint64_t *filter0;    /* sets[0]'s miss filter, or one word of 0 */
     uint32_t filter0_shift;     /* 32 less its log2 (31 for the word of 0) */
@@ -331,6 +334,8 @@ struct atab_table {
     size_t unused;              /* estimate of atoms at count 0 (atomic) */
     uint64_t frees;             /* frees of unlinked atoms begun (atomic; sweep.c):
                                    bumped before any such atom is freed */
+    uint64_t gp_begun;          /* grace periods begun (atomic: atab__gp_snap) */
+    uint64_t gp_served;         /* the largest ticket + 1 of those ended (atomic) */
     size_t misuse;              /* atoms found over-released, kept (atomic); and
                                    the records' (thread.h) */
     size_t sweeps;              /* full sweeps begun and ended: odd while one
@@ -358,6 +363,23 @@ struct atab_table {
 
 /* The table object's allocation: room to align it to a cache line. */
 #define ATAB__TABLE_ALLOC (sizeof(atab_table) + 63)
+
+/* Grace periods served. Called after some atoms were unlinked (their
+** locks dropped), atab__gp_snap returns a number; atab__gp_served(t, s)
+** is non-zero once a grace period that began after that call has ended,
+** whoever ran it: then no reader can still hold what was unlinked before
+** it. t->gp_begun counts the grace periods begun (each takes a ticket T
+** before its fence), t->gp_served is the largest T + 1 of those ended. */
+static inline uint64_t atab__gp_snap(atab_table *t)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);   /* the unlinks before the read */
+    return __atomic_load_n(&t->gp_begun, __ATOMIC_RELAXED);
+}
+
+static inline int atab__gp_served(atab_table *t, uint64_t snap)
+{
+    return __atomic_load_n(&t->gp_served, __ATOMIC_ACQUIRE) > snap;
+}
 
 /* ---- writing a shard (its lock held): table.c's inserts, sweep.c's sweeps ---- */
 
@@ -449,6 +471,11 @@ ATAB__HIDDEN uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned cod
 ** retired arrays with them; with `q` (a queue block being swept, away
 ** from its record), q keeps the atoms' blocks for its thread's next new
 ** atoms instead. Outside any section. */
+/* Puts an array that a shard's rebuild replaced (a growing insert's, a
+** sweep's shrink) on the table's retired list (sweep.c says when it is
+** freed); 0 when it does not go there: the caller waits for a grace period
+** of its own (atab__free_unlinked). */
+ATAB__HIDDEN int atab__retire_array(atab_table *t, uint64_t word);
 ATAB__HIDDEN void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
                                       const uint64_t *arrays, size_t n_arrays,
                                       const atab_atom **q);

@@ -120,6 +120,7 @@ void atab__synchronize(atab_table *t)
     uint64_t seen[WAIT_BATCH];
     if (atab__alone(t))
         return;   /* no reader but the caller, outside its sections */
+    uint64_t ticket = __atomic_fetch_add(&t->gp_begun, 1, __ATOMIC_SEQ_CST);
     writer_fence(t);
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r;) {
@@ -134,6 +135,12 @@ void atab__synchronize(atab_table *t)
         wait_out_all(in, seen, n);
     }
     pthread_mutex_unlock(&t->reg_lock);
+    ATAB__PAUSE("gp:served", t);
+    uint64_t served = __atomic_load_n(&t->gp_served, __ATOMIC_RELAXED);
+    while (served <= ticket &&
+           !__atomic_compare_exchange_n(&t->gp_served, &served, ticket + 1, 1,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
 }
 
 /* ---- the unused estimate ---- */
@@ -242,11 +249,46 @@ static size_t free_blocks(atab_table *t, atab_atom **lists)
     return n;
 }
 
-/* Frees queue block q and the blocks it keeps (the caller's). */
+/* Links carved atom a's block onto lists[] by its size class (the link
+** overwrites its header). */
+static void block_onto(atab_atom **lists, atab_atom *a)
+{
+    size_t c = atab__class_of(atab_len(a));
+    memcpy(a, &lists[c], sizeof lists[c]);
+    lists[c] = a;
+}
+
+/* Frees the atoms waiting in queue q for a grace period (the caller's):
+** one has served them since, or no reader is left. */
+static void free_pend(atab_table *t, const atab_atom **q)
+{
+    atab__pend *p = atab__queue_pend(q, t->queue_cap);
+    atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};
+    if (!p->n)
+        return;
+    __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);   /* sweep.c: atab__free_unlinked */
+    for (size_t i = 0; i < p->n; i++)
+        block_onto(lists, p->atoms[i]);
+    p->n = 0;
+    free_blocks(t, lists);
+}
+
+/* Frees queue block q, the atoms waiting in it (the caller saw them
+** served) and the blocks it keeps (the caller's). */
 static void free_block_of_queue(atab_table *t, const atab_atom **q)
 {
+    free_pend(t, q);
     free_blocks(t, atab__queue_kept(q, t->queue_cap));
     atab__free(t, atab__queue_block(q), ATAB__QUEUE_BYTES(t));
+}
+
+/* Waits, where atoms wait in queue q (the caller's, outside sections) and
+** no grace period has served them, for one. */
+static void serve_pend(atab_table *t, const atab_atom **q)
+{
+    atab__pend *p = atab__queue_pend(q, t->queue_cap);
+    if (p->n && !atab__gp_served(t, p->snap))
+        atab__synchronize(t);
 }
 
 /* A block that finds a flusher holding r is freed at once, with the blocks
@@ -264,13 +306,16 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
             memset(block, 0, ATAB__QUEUE_HEADS_BYTES);
             memset(atab__queue_kept(q, t->queue_cap), 0,
                    ATAB__RECYCLE_CLASSES * sizeof(atab_atom *));
+            atab__queue_pend(q, t->queue_cap)->n = 0;
         }
     }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
         atab__leave(r);
-        if (q)
+        if (q) {
+            serve_pend(t, q);
             free_block_of_queue(t, q);
+        }
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* a queue later */
         return;
     }
@@ -288,24 +333,26 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     atab__leave(r);
 }
 
-void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n)
+void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n,
+                   int pend)
 {
     atab_atom **kept = atab__queue_kept(q, t->queue_cap), *old[ATAB__RECYCLE_CLASSES];
+    atab__pend *p = atab__queue_pend(q, t->queue_cap);
     size_t *acct = atab__acct(t);
     memcpy(old, kept, sizeof old);
     memset(kept, 0, sizeof old);
+    for (size_t i = 0; pend && i < p->n; i++)
+        block_onto(kept, p->atoms[i]);   /* carved, all of them */
+    if (pend)
+        p->n = 0;
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
         if (!a)
             continue;
-        size_t len = atab_len(a);
-        if (!atab__carved(len)) {
+        if (!atab__carved(atab_len(a)))
             atab__atom_free(t, acct, a);
-            continue;
-        }
-        size_t c = atab__class_of(len);
-        memcpy(a, &kept[c], sizeof kept[c]);   /* the link overwrites the header */
-        kept[c] = a;
+        else
+            block_onto(kept, a);
     }
     free_blocks(t, old);
 }
@@ -316,24 +363,40 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
     atab__enter_rec(r);
     if (atab__cache_ours(r) && r->queue) {
         atab_atom **kept = atab__queue_kept(r->queue, t->queue_cap);
+        atab__pend *p = atab__queue_pend(r->queue, t->queue_cap);
         memcpy(lists, kept, sizeof lists);
         memset(kept, 0, sizeof lists);
+        if (p->n && atab__gp_served(t, p->snap)) {   /* and the atoms served */
+            __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
+            for (size_t i = 0; i < p->n; i++)
+                block_onto(lists, p->atoms[i]);
+            p->n = 0;
+        }
     }
     atab__leave(r);
     return free_blocks(t, lists) != 0;
 }
 
-/* Empties and frees r's queue, with the blocks it keeps for new atoms (the
-** caller holds r, and reg_lock unless r is off the table's list). */
-static void free_queue(atab_table *t, atab__rec *r)
+/* Empties r's queue and takes its block away (the caller holds r, and
+** reg_lock unless r is off the table's list): the block, or NULL. */
+static const atab_atom **detach_queue(atab_table *t, atab__rec *r)
 {
     const atab_atom **q = r->queue;
     unqueue_all(t, r);
-    if (!q)
-        return;
-    __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
-    r->qcap = 0;
-    free_block_of_queue(t, q);
+    if (q) {
+        __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
+        r->qcap = 0;
+    }
+    return q;
+}
+
+/* As detach_queue, and frees the block with the blocks it keeps and the
+** atoms waiting in it (the caller saw those served, or no reader is left). */
+static void free_queue(atab_table *t, atab__rec *r)
+{
+    const atab_atom **q = detach_queue(t, r);
+    if (q)
+        free_block_of_queue(t, q);
 }
 
 /* ---- the cache of spare references ---- */
@@ -485,14 +548,18 @@ static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t),
     if (!r->queue)
         return;
     atab_atom **kept = atab__queue_kept(r->queue, r->t->queue_cap);
+    const atab__pend *p = atab__queue_pend(r->queue, r->t->queue_cap);
     for (size_t c = 0; c < ATAB__RECYCLE_CLASSES; c++)
         for (const atab_atom *a = kept[c]; a; memcpy(&a, a, sizeof a))
             fn(ud, a, ATAB__CHUNK_GRAIN * (c + 1));
+    for (size_t i = 0; i < p->n; i++)
+        fn(ud, p->atoms[i], atab__block_bytes(atab_len(p->atoms[i])));
 }
 
 void atab__flush_counts(atab_table *t, int unqueue,
                         void (*recycled)(void *, const void *, size_t), void *ud)
 {
+    const atab_atom **done = NULL;   /* queues taken, linked through their heads */
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
         __atomic_store_n(&r->flush_req, 1, __ATOMIC_SEQ_CST);
@@ -506,10 +573,23 @@ void atab__flush_counts(atab_table *t, int unqueue,
         if (recycled)
             visit_blocks(r, recycled, ud);
         if (unqueue) {
-            free_queue(t, r);   /* reg_lock held: the reporter sees it or not */
+            const atab_atom **q = detach_queue(t, r);   /* reg_lock held: the
+                                                           reporter sees it or not */
+            if (q) {
+                memcpy(atab__queue_heads(q), &done, sizeof done);
+                done = q;
+            }
             fold_zeros(t, r);   /* its atoms left at 0 */
         }
         __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
+    }
+    /* Every record has been seen out of the section it was in at the fence,
+    ** after which a queue's owner puts it back no more: a grace period for
+    ** the atoms the queues' last sweeps left waiting. */
+    while (done) {
+        const atab_atom **q = done;
+        memcpy(&done, atab__queue_heads(q), sizeof done);
+        free_block_of_queue(t, q);
     }
     pthread_mutex_unlock(&t->reg_lock);
 }
@@ -592,6 +672,8 @@ static void thread_exit(void *unused)
         atab_table *t = r->t;
         ATAB__PAUSE("thread_exit:record", r);   /* g_lock held */
         unlink_rec(r);
+        if (r->queue)
+            serve_pend(t, r->queue);   /* off the list: no flusher holds it */
         give_back_rec(t, r);   /* no section: this thread is the owner */
     }
     for (unsigned i = 0; i < TLS_SLOTS; i++)

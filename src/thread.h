@@ -35,8 +35,10 @@
 ** section (sweep.c): under each atom's shard lock, an atom still at 0 is
 ** killed and unlinked (unless a cache ever kept spares of it: atom.h,
 ** SPARED; it is taken off, counted for a full sweep), one that was
-** revived is only taken off; one grace period later the dead are freed
-** (their blocks kept: below). Unused atoms
+** revived is only taken off; the dead are freed after a grace period
+** (their blocks kept: below), which the sweep runs itself only when no
+** thread has run one since its last sweep (sweep.c: the batch it unlinked
+** waits in the queue's block till then). Unused atoms
 ** are freed by the threads that left them unused, a batch at a time, while
 ** they are still in their caches, and no thread waits for another's
 ** garbage. A queue is the owner's, or a flusher's while it holds the
@@ -383,13 +385,26 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 ** slots read (table.h: bits 35-63), link it to the next atom of its list;
 ** by size class, the lists of recycled blocks (carved blocks of atoms its
 ** sweep freed, linked through their first word, for the thread's next new
-** atoms). */
+** atoms); then the dead atoms its last sweep unlinked that wait for a
+** grace period (atab__pend). */
 #define ATAB__QUEUE_LISTS 64   /* table.h's ATAB__SHARDS (sweep.c checks) */
 #define ATAB__QUEUE_LINK 0xffffu   /* an index + 1: t->queue_cap is at most 2,048 (table.c) */
 #define ATAB__QUEUE_HEADS_BYTES (ATAB__QUEUE_LISTS * sizeof(uint16_t))
 #define ATAB__QUEUE_BYTES(t) \
     ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t)) + \
-     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *) + ATAB__QUEUE_HEADS_BYTES)
+     ATAB__RECYCLE_CLASSES * sizeof(atab_atom *) + ATAB__QUEUE_HEADS_BYTES + \
+     sizeof(atab__pend) + (size_t)(t)->pend_cap * sizeof(atab_atom *))
+
+/* The carved atoms a queue sweep unlinked and left for a later grace
+** period to serve (sweep.c: a sweep that finds its last batch served by a
+** grace period some thread ran since frees it with no grace period of its
+** own). Their blocks are still atoms (killed: count REF_DEAD), which a
+** reader that found one before the unlink may be reading. */
+typedef struct atab__pend {
+    uint64_t snap;         /* atab__gp_snap after they were unlinked */
+    size_t n;              /* atoms waiting */
+    atab_atom *atoms[];    /* room for t->pend_cap */
+} atab__pend;
 
 /* The list of an atom of hash h: its shard (table.h: atab__h_shard). */
 static inline unsigned atab__queue_list(uint64_t h)
@@ -424,6 +439,12 @@ static inline uint64_t *atab__queue_hashes(const atab_atom **q, uint32_t cap)
 static inline atab_atom **atab__queue_kept(const atab_atom **q, uint32_t cap)
 {
     return (atab_atom **)(void *)((char *)(q + cap) + (size_t)cap * sizeof(uint64_t));
+}
+
+/* The dead atoms that wait in queue q of room for cap atoms. */
+static inline atab__pend *atab__queue_pend(const atab_atom **q, uint32_t cap)
+{
+    return (atab__pend *)(void *)(atab__queue_kept(q, cap) + ATAB__RECYCLE_CLASSES);
 }
 
 /* Writes atom a of hash h into slot n of queue q of room for cap atoms,
@@ -494,14 +515,16 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
 }
 
 /* Keeps the blocks of atoms[0..n) (NULL entries skipped; atoms the sweep
-** of queue block q unlinked, past a grace period) in q for its thread's
-** next new atoms, and frees those q kept before, which no new atom took
-** since. The sweeping thread's, while it has q away. */
+** of queue block q unlinked, past a grace period), and of the atoms
+** waiting in q (atab__pend) when `pend`, in q for its thread's next new
+** atoms, and frees those q kept before, which no new atom took since. The
+** sweeping thread's, while it has q away. */
 ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms,
-                                size_t n);
+                                size_t n, int pend);
 
 /* Gives the blocks r keeps for new atoms back to their chunks (when an
-** allocation failed: a chunk they empty goes back to the allocator).
+** allocation failed: a chunk they empty goes back to the allocator), with
+** the atoms waiting in its queue that a grace period has served.
 ** Non-zero when there were any. Its owner's, outside sections. */
 ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 

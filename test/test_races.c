@@ -11,7 +11,7 @@
 */
 #include "test_hooks.h"
 
-enum { ROLE_A = 1, ROLE_B = 2 };
+enum { ROLE_A = 1, ROLE_B = 2, ROLE_C = 3 };
 
 static void setup_hooks(void)
 {
@@ -396,15 +396,37 @@ static void queue_sweep_paused_before_its_grace_period_while_the_string_is_inter
     queue_sweep_paused_while_a_reader_interns(0);
 }
 
-/* Q interns X ("queued-x") and Y (another size class), waits for `go`,
-** then releases both (its queue of 2 is full: swept, X killed and
-** unlinked, and after the grace period X's block kept for Q's next atom of
-** its size class) and interns Z ("queued-z", 8 bytes too). */
+/* Q (a queue of 2) interns X ("queued-x", 8 bytes) and Y (another size
+** class) and, when told, releases both: its queue is full and swept, X
+** killed and unlinked. Another thread has a record on the table, so the
+** sweep leaves X's block waiting for a grace period (sweep.c) and runs
+** none. Q then interns Z ("queued-z", 8 bytes); when told again, it
+** releases Z and W (another class): that sweep finds X's batch not served
+** and runs a grace period, which serves both. Then Q interns two 8-byte
+** keys, one of which X's block, kept for its next atoms, makes. */
 typedef struct reuse_case {
     atab_table *t;
-    const atab_atom *x, *z;   /* atomic */
-    sem_t go;
+    const atab_atom *x, *z, *n1, *n2;   /* atomic */
+    sem_t go, go2;
 } reuse_case;
+
+static void sem_take(sem_t *s)
+{
+    while (sem_wait(s) != 0)
+        ;
+}
+
+/* Waits (yielding) for a worker to publish *p. */
+static const atab_atom *published(const atab_atom *const *p)
+{
+    const atab_atom *a;
+    for (long i = 0; !(a = __atomic_load_n(p, __ATOMIC_ACQUIRE)); i++) {
+        if (i > 20L * 1000 * 1000)
+            hang("a worker's atom");
+        sched_yield();
+    }
+    return a;
+}
 
 static void *do_queue_sweep_then_reuse(void *arg)
 {
@@ -412,11 +434,16 @@ static void *do_queue_sweep_then_reuse(void *arg)
     const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
     const atab_atom *y = atab_intern_cstr(c->t, "queued-y-of-another-class");
     __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
-    while (sem_wait(&c->go) != 0)
-        ;
+    sem_take(&c->go);
     atab_release(c->t, x);
-    atab_release(c->t, y);   /* swept here */
-    __atomic_store_n(&c->z, atab_intern_cstr(c->t, "queued-z"), __ATOMIC_RELEASE);
+    atab_release(c->t, y);   /* swept here: X left waiting */
+    const atab_atom *z = atab_intern_cstr(c->t, "queued-z");
+    __atomic_store_n(&c->z, z, __ATOMIC_RELEASE);
+    sem_take(&c->go2);
+    atab_release(c->t, z);
+    atab_release(c->t, atab_intern_cstr(c->t, "queued-w-of-another-class"));   /* swept */
+    __atomic_store_n(&c->n1, atab_intern_cstr(c->t, "queued-1"), __ATOMIC_RELEASE);
+    __atomic_store_n(&c->n2, atab_intern_cstr(c->t, "queued-2"), __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -426,11 +453,13 @@ static void *do_intern_queued_x(void *arg)
     return (void *)atab_intern_cstr(c->t, "queued-x");
 }
 
-/* V found X and stops in its section before taking its reference; Q's
-** queue sweep then kills X and must wait in its grace period for V before
-** X's block can hold another atom. V's CAS meets the kill, V makes a new
-** "queued-x", and only then does Q's next atom of that length take X's
-** block: no reader ever sees a reused block as the atom it found. */
+/* V found X and stops in its section before taking its reference. Q's
+** queue sweep kills X and goes on without waiting, X's block left
+** waiting: Q's next atom of its size does not get it. Q's next sweep,
+** whose batch before no grace period has served, runs one, which waits for
+** V. V's CAS meets the kill, V makes a new "queued-x", and only then do
+** Q's next atoms of that length get X's block: no reader ever sees a
+** reused block as the atom it found. */
 static void queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left(void **state)
 {
     (void)state;
@@ -442,42 +471,206 @@ static void queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left(
     reuse_case c;
     memset(&c, 0, sizeof c);
     sem_init(&c.go, 0, 0);
+    sem_init(&c.go2, 0, 0);
     c.t = sweeping_table(&al, 7, 2);   /* a queue of 2 */
     assert_non_null(c.t);
     worker q, v;
     worker_start(&q, ROLE_B, do_queue_sweep_then_reuse, &c);
-    const atab_atom *x;
-    while (!(x = __atomic_load_n(&c.x, __ATOMIC_ACQUIRE)))
-        sched_yield();
+    const atab_atom *x = published(&c.x);
     int x_blk = wa_watch(&wa, x);
     pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
     worker_start(&v, ROLE_A, do_intern_queued_x, &c);
     pause_wait(pv);          /* V holds X's address in its section */
     sem_post(&c.go);
-    assert_true(worker_held(&q));   /* Q waits for V's section */
+    const atab_atom *z = published(&c.z);   /* the sweep did not wait for V */
     assert_int_equal(atab__count(x), ATAB__REF_DEAD);
-    assert_null(__atomic_load_n(&c.z, __ATOMIC_ACQUIRE));
+    assert_ptr_not_equal(z, x);             /* X's block waits */
+    sem_post(&c.go2);
+    assert_true(worker_held(&q));   /* Q's grace period waits for V's section */
+    assert_null(__atomic_load_n(&c.n1, __ATOMIC_ACQUIRE));
+    assert_int_equal(wa_frees(&wa, x_blk), 0);
     pause_release(pv);
     const atab_atom *got = worker_join(&v);
     worker_join(&q);
-    const atab_atom *z = __atomic_load_n(&c.z, __ATOMIC_ACQUIRE);
+    const atab_atom *n1 = c.n1, *n2 = c.n2;
     assert_non_null(got);
-    assert_non_null(z);
     assert_ptr_not_equal(got, x);   /* V's CAS met the kill: a new atom */
-    assert_ptr_equal(z, x);         /* Z took X's block, after V left */
     assert_string_equal(atab_chars(got), "queued-x");
-    assert_string_equal(atab_chars(z), "queued-z");
     assert_int_equal(atab__count(got), 1);
+    assert_true(n1 == x || n2 == x);   /* X's block kept for Q's next atoms */
+    assert_string_equal(atab_chars(n1), "queued-1");
+    assert_string_equal(atab_chars(n2), "queued-2");
     assert_int_equal(wa_frees(&wa, x_blk), 0);   /* kept, never freed meanwhile */
     assert_ptr_equal(atab_lookup(c.t, "queued-x", 8), got);
     assert_int_equal(atab_release(c.t, got), ATAB_OK);   /* the lookup's */
     assert_int_equal(atab_release(c.t, got), ATAB_OK);
-    assert_int_equal(atab_release(c.t, z), ATAB_OK);
+    assert_int_equal(atab_release(c.t, n1), ATAB_OK);
+    assert_int_equal(atab_release(c.t, n2), ATAB_OK);
     atab_gc(c.t);
     assert_int_equal(atab_count(c.t), 0);
     atab_table_free(c.t);
     assert_int_equal(wa.live, 0);
     sem_destroy(&c.go);
+    sem_destroy(&c.go2);
+}
+
+/* ---- grace periods shared between queue sweeps ----
+** Q (a queue of 2) interns X ("queued-x") and Y (another class) and
+** releases both when told: swept, X left waiting. When told again, it
+** releases two more atoms of other classes (its next sweep), then interns
+** two 8-byte keys. The main thread holds H ("held-h"), which V, a reader,
+** interns: V stops in its section before it takes its reference. */
+typedef struct share_case {
+    atab_table *t;
+    const atab_atom *x, *n1, *n2;   /* atomic */
+    int swept;                      /* Q's first sweep is done (atomic) */
+    sem_t go, go2;
+} share_case;
+
+static void *do_share_queue(void *arg)
+{
+    share_case *c = arg;
+    const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
+    const atab_atom *y = atab_intern_cstr(c->t, "queued-y-of-another-class");
+    __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
+    sem_take(&c->go);
+    atab_release(c->t, x);
+    atab_release(c->t, y);   /* swept: X left waiting */
+    __atomic_store_n(&c->swept, 1, __ATOMIC_RELEASE);
+    sem_take(&c->go2);
+    atab_release(c->t, atab_intern_cstr(c->t, "queued-v-of-a-third-class"));
+    atab_release(c->t, atab_intern_cstr(c->t, "queued-w-of-another-class"));   /* swept */
+    __atomic_store_n(&c->n1, atab_intern_cstr(c->t, "queued-1"), __ATOMIC_RELEASE);
+    __atomic_store_n(&c->n2, atab_intern_cstr(c->t, "queued-2"), __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *do_intern_held(void *arg)
+{
+    share_case *c = arg;
+    return (void *)atab_intern_cstr(c->t, "held-h");
+}
+
+static void *do_intern_queued_x_share(void *arg)
+{
+    share_case *c = arg;
+    return (void *)atab_intern_cstr(c->t, "queued-x");
+}
+
+static void *do_synchronize(void *arg)
+{
+    atab__synchronize(((share_case *)arg)->t);
+    return NULL;
+}
+
+static void share_start(share_case *c, watch_alloc *wa, atab_allocator *al)
+{
+    memset(wa, 0, sizeof *wa);
+    setup_hooks();
+    *al = wa_allocator(wa);
+    memset(c, 0, sizeof *c);
+    sem_init(&c->go, 0, 0);
+    sem_init(&c->go2, 0, 0);
+    c->t = sweeping_table(al, 7, 2);   /* a queue of 2 */
+    assert_non_null(c->t);
+}
+
+/* Releases what the main thread holds (H) and what V got, and Q's last
+** two atoms; then nothing is left. */
+static void share_finish(share_case *c, watch_alloc *wa, const atab_atom *h, const atab_atom *got)
+{
+    assert_int_equal(atab_release(c->t, got), ATAB_OK);
+    assert_int_equal(atab_release(c->t, h), ATAB_OK);
+    assert_int_equal(atab_release(c->t, c->n1), ATAB_OK);
+    assert_int_equal(atab_release(c->t, c->n2), ATAB_OK);
+    atab_gc(c->t);
+    assert_int_equal(atab_count(c->t), 0);
+    atab_table_free(c->t);
+    assert_int_equal(wa->live, 0);
+    sem_destroy(&c->go);
+    sem_destroy(&c->go2);
+}
+
+/* After Q's first sweep left X waiting, another thread runs a grace
+** period to its end. V then stops in its section (H's reference). Q's next
+** sweep finds X's batch served: it keeps X's block for its next atoms and
+** leaves its own batch waiting, with no grace period of its own, so it
+** never waits for V, who began after. */
+static void a_grace_period_another_thread_ran_serves_the_waiting_batch(void **state)
+{
+    (void)state;
+    need_sections();
+    share_case c;
+    watch_alloc wa;
+    atab_allocator al;
+    share_start(&c, &wa, &al);
+    const atab_atom *h = atab_intern_cstr(c.t, "held-h");
+    worker q, v, r;
+    worker_start(&q, ROLE_B, do_share_queue, &c);
+    const atab_atom *x = published(&c.x);
+    int x_blk = wa_watch(&wa, x);
+    sem_post(&c.go);
+    while (!__atomic_load_n(&c.swept, __ATOMIC_ACQUIRE))
+        sched_yield();
+    assert_int_equal(atab__count(x), ATAB__REF_DEAD);   /* unlinked, waiting */
+    worker_start(&r, ROLE_A, do_synchronize, &c);
+    worker_join(&r);
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, h);
+    worker_start(&v, ROLE_A, do_intern_held, &c);
+    pause_wait(pv);   /* V in its section, begun after that grace period */
+    sem_post(&c.go2);
+    published(&c.n2);   /* Q's sweep did not wait for V (its exit will: the
+                           batch it left waiting then has a grace period) */
+    assert_true(c.n1 == x || c.n2 == x);   /* X's block, kept */
+    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    pause_release(pv);
+    worker_join(&q);
+    const atab_atom *got = worker_join(&v);
+    assert_ptr_equal(got, h);
+    share_finish(&c, &wa, h, got);
+}
+
+/* A grace period R began before Q's first sweep unlinked X stops after its
+** wait ("gp:served"). V then finds X and stops in its section. Q's sweep
+** leaves X waiting, and R ends: it began too early to serve X. Q's next
+** sweep must run a grace period of its own, which waits for V. */
+static void a_grace_period_begun_before_the_unlink_does_not_serve_it(void **state)
+{
+    (void)state;
+    need_sections();
+    share_case c;
+    watch_alloc wa;
+    atab_allocator al;
+    share_start(&c, &wa, &al);
+    const atab_atom *h = atab_intern_cstr(c.t, "held-h");
+    worker q, v, r;
+    worker_start(&q, ROLE_B, do_share_queue, &c);
+    const atab_atom *x = published(&c.x);
+    int x_blk = wa_watch(&wa, x);
+    pause_at *pr = pause_arm("gp:served", ROLE_C, c.t);
+    worker_start(&r, ROLE_C, do_synchronize, &c);
+    pause_wait(pr);   /* R waited for nobody: V is not in a section yet */
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
+    worker_start(&v, ROLE_A, do_intern_queued_x_share, &c);
+    pause_wait(pv);   /* V holds X's address in its section */
+    sem_post(&c.go);
+    while (!__atomic_load_n(&c.swept, __ATOMIC_ACQUIRE))
+        sched_yield();
+    assert_int_equal(atab__count(x), ATAB__REF_DEAD);
+    pause_release(pr);
+    worker_join(&r);
+    sem_post(&c.go2);
+    assert_true(worker_held(&q));   /* its own grace period waits for V */
+    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    assert_null(__atomic_load_n(&c.n1, __ATOMIC_ACQUIRE));
+    pause_release(pv);
+    const atab_atom *got = worker_join(&v);
+    worker_join(&q);
+    assert_ptr_not_equal(got, x);   /* V's CAS met the kill */
+    assert_string_equal(atab_chars(got), "queued-x");
+    assert_true(c.n1 == x || c.n2 == x);   /* then X's block, kept */
+    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    share_finish(&c, &wa, h, got);
 }
 
 /* ---- thread exit vs flush and sweep ---- */
@@ -1141,6 +1334,8 @@ int main(void)
         cmocka_unit_test(queue_sweep_paused_before_kill_while_a_reader_revives_keeps_the_atom),
         cmocka_unit_test(queue_sweep_paused_before_its_grace_period_while_the_string_is_interned),
         cmocka_unit_test(queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left),
+        cmocka_unit_test(a_grace_period_another_thread_ran_serves_the_waiting_batch),
+        cmocka_unit_test(a_grace_period_begun_before_the_unlink_does_not_serve_it),
         cmocka_unit_test(exiting_thread_paused_with_its_record_while_a_sweep_flushes_it),
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),

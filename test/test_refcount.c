@@ -394,8 +394,9 @@ static void sweep_out(atab_table *t, const atab_atom *a, const char *key)
 
 /* What the other thread does to this thread's atom: releases it, and
 ** sweeps it out (sweep_out, with a key of another size class), then
-** interns a key of the same length, whose atom the block that sweep kept
-** makes. */
+** interns a key of the same length until its atom is made in the block
+** that sweep kept (the sweep may have left the block waiting for a grace
+** period, which a later sweep of this thread runs: sweep.c). */
 typedef struct reuse_there {
     atab_table *t;
     const atab_atom *a, *made;
@@ -406,7 +407,10 @@ static void *release_and_intern_there(void *arg)
     reuse_there *u = arg;
     assert_int_equal(atab_release(u->t, u->a), ATAB_OK);
     sweep_out(u->t, u->a, "x");
-    u->made = atab_intern_cstr(u->t, "made-over-there");
+    for (int i = 0; i < 64 && (u->made = atab_intern_cstr(u->t, "made-over-there")) != u->a; i++) {
+        assert_int_equal(atab_release(u->t, u->made), ATAB_OK);
+        sweep_out(u->t, u->made, "x");
+    }
     return NULL;
 }
 
