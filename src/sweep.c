@@ -251,12 +251,7 @@ static int leave_waiting(atab_table *t, const atab_atom **q, uint32_t n, uint64_
                          size_t *n_arrays)
 {
     atab__pend *p = atab__queue_pend(q, t->queue_cap);
-    if (!t->pend_cap || (p->n && !atab__gp_served(t, p->snap)))
-        return 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (q[i] && !atab__carved(atab_len(q[i])))
-            return 0;
-    if (atab__alone(t))
+    if (!t->pend_cap || (p->n && !atab__gp_served(t, p->snap)) || atab__alone(t))
         return 0;
     size_t left = 0;
     for (size_t i = 0; i < *n_arrays; i++)
@@ -268,9 +263,16 @@ static int leave_waiting(atab_table *t, const atab_atom **q, uint32_t n, uint64_
         __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);   /* atab__free_unlinked */
         atab__recycle(t, q, NULL, 0, 1);
     }
-    for (uint32_t i = 0; i < n; i++)
-        if (q[i])
-            p->atoms[p->n++] = (atab_atom *)q[i];
+    for (uint32_t i = 0; i < n; i++) {
+        atab_atom *a = (atab_atom *)q[i];
+        if (!a)
+            continue;
+        if (!atab__carved(atab_len(a))) {
+            p->n = 0;   /* all of q's for the caller's grace period */
+            return 0;
+        }
+        p->atoms[p->n++] = a;
+    }
     p->snap = atab__gp_snap(t);
     return 1;
 }
