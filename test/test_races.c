@@ -673,6 +673,65 @@ static void a_grace_period_begun_before_the_unlink_does_not_serve_it(void **stat
     share_finish(&c, &wa, h, got);
 }
 
+/* Q (a queue of 2) interns X, a key past the chunks' largest block (an
+** allocation of its own), and Y; when told, it releases both: swept. V
+** found X and stops in its section. A batch with such an atom does not
+** wait for a later grace period: the sweep runs its own at once, which
+** waits for V, and then frees X's allocation. */
+static char big_key[301];
+
+static void *do_big_queue(void *arg)
+{
+    share_case *c = arg;
+    const atab_atom *x = atab_intern_cstr(c->t, big_key);
+    const atab_atom *y = atab_intern_cstr(c->t, "queued-y-of-another-class");
+    __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
+    sem_take(&c->go);
+    atab_release(c->t, x);
+    atab_release(c->t, y);   /* swept */
+    return NULL;
+}
+
+static void *do_intern_big(void *arg)
+{
+    share_case *c = arg;
+    return (void *)atab_intern_cstr(c->t, big_key);
+}
+
+static void a_batch_with_an_atom_of_its_own_allocation_waits_at_once(void **state)
+{
+    (void)state;
+    need_sections();
+    memset(big_key, 'b', sizeof big_key - 1);
+    share_case c;
+    watch_alloc wa;
+    atab_allocator al;
+    share_start(&c, &wa, &al);
+    worker q, v;
+    worker_start(&q, ROLE_B, do_big_queue, &c);
+    const atab_atom *x = published(&c.x);
+    int x_blk = wa_watch(&wa, x);
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
+    worker_start(&v, ROLE_A, do_intern_big, &c);
+    pause_wait(pv);
+    sem_post(&c.go);
+    assert_true(worker_held(&q));   /* its grace period, at once, waits for V */
+    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    pause_release(pv);
+    const atab_atom *got = worker_join(&v);
+    worker_join(&q);
+    assert_int_equal(wa_frees(&wa, x_blk), 1);   /* freed after V left */
+    assert_ptr_not_equal(got, x);
+    assert_string_equal(atab_chars(got), big_key);
+    assert_int_equal(atab_release(c.t, got), ATAB_OK);
+    atab_gc(c.t);
+    assert_int_equal(atab_count(c.t), 0);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+    sem_destroy(&c.go);
+    sem_destroy(&c.go2);
+}
+
 /* ---- thread exit vs flush and sweep ---- */
 
 typedef struct exit_case {
@@ -1336,6 +1395,7 @@ int main(void)
         cmocka_unit_test(queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left),
         cmocka_unit_test(a_grace_period_another_thread_ran_serves_the_waiting_batch),
         cmocka_unit_test(a_grace_period_begun_before_the_unlink_does_not_serve_it),
+        cmocka_unit_test(a_batch_with_an_atom_of_its_own_allocation_waits_at_once),
         cmocka_unit_test(exiting_thread_paused_with_its_record_while_a_sweep_flushes_it),
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
