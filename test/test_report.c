@@ -727,6 +727,44 @@ static void blocks_no_new_atom_took_are_given_back_at_the_next_sweep(void **stat
     assert_false(sa.c.size_mismatch);
 }
 
+/* Beside another thread, a queue sweep leaves the atoms it unlinked
+** waiting for a grace period (sweep.c): the report counts their blocks
+** with the recycled ones, and no new atom takes them. The next sweep finds
+** them not served (nobody ran a grace period), runs one, and keeps both
+** batches' blocks for new atoms; atab_gc gives every block back. */
+static void atoms_a_sweep_left_waiting_are_reported_then_kept_and_given_back(void **state)
+{
+    (void)state;
+    sized_alloc sa;
+    atab_allocator al;
+    atab_table *t = recycling_table(&sa, &al);
+    parked other;
+    park(&other, t);   /* another thread's record: grace periods are not free */
+    const atab_atom *dead[64], *next[64];
+    got g;
+    churn_10(t, 0, 64, dead);   /* swept: left waiting */
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * 20);
+    assert_int_equal(heap_total(&g), sa.c.bytes);
+    churn_10(t, 64, 64, next);   /* swept again: a grace period for both */
+    for (int i = 0; i < 64; i++)
+        assert_false(seen_before(next[i], dead, 64));   /* the waiting blocks not reused */
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 128 * 20);
+    assert_int_equal(heap_total(&g), sa.c.bytes);
+    const atab_atom *a = atab_intern_cstr(t, "live-0000");   /* 9 bytes: a kept block */
+    assert_true(seen_before(a, dead, 64) || seen_before(a, next, 64));
+    atab_gc(t);
+    report_into(t, &g);
+    assert_null(find(&g, "explicit/atoms/dynamic/recycled"));
+    assert_int_equal(heap_total(&g), sa.c.bytes);
+    assert_int_equal(atab_release(t, a), ATAB_OK);
+    unpark(&other);
+    atab_table_free(t);
+    assert_int_equal(sa.c.live, 0);
+    assert_false(sa.c.size_mismatch);
+}
+
 /* ---- counts ---- */
 
 static void counts_report_dynamic_unused_static_and_handles(void **state)
@@ -1311,6 +1349,7 @@ int main(void)
         cmocka_unit_test(heap_overhead_is_reported_only_on_glibc_malloc),
         cmocka_unit_test(only_the_blocks_rounding_is_slop_when_the_allocator_cannot_tell),
         cmocka_unit_test(a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back),
+        cmocka_unit_test(atoms_a_sweep_left_waiting_are_reported_then_kept_and_given_back),
         cmocka_unit_test(blocks_no_new_atom_took_are_given_back_at_the_next_sweep),
         cmocka_unit_test(counts_report_dynamic_unused_static_and_handles),
         cmocka_unit_test(json_parses_and_has_every_key),
