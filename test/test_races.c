@@ -396,19 +396,24 @@ static void queue_sweep_paused_before_its_grace_period_while_the_string_is_inter
     queue_sweep_paused_while_a_reader_interns(0);
 }
 
-/* Q (a queue of 2) interns X ("queued-x", 8 bytes) and Y (another size
-** class) and, when told, releases both: its queue is full and swept, X
-** killed and unlinked. Another thread has a record on the table, so the
-** sweep leaves X's block waiting for a grace period (sweep.c) and runs
-** none. Q then interns Z ("queued-z", 8 bytes); when told again, it
-** releases Z and W (another class): that sweep finds X's batch not served
-** and runs a grace period, which serves both. Then Q interns two 8-byte
-** keys, one of which X's block, kept for its next atoms, makes. */
-typedef struct reuse_case {
+/* ---- queue sweeps: blocks reused, grace periods shared ----
+** Each case has Q, a thread with a queue of 2, intern X ("queued-x", 8
+** bytes) and Y (another size class), and release both when told: its
+** queue is full and swept, X killed and unlinked. The main thread holds H
+** ("held-h"), so Q is not alone on the table, and its sweep leaves X's
+** block waiting for a grace period (sweep.c) and runs none. V, a reader,
+** finds X or H and stops in its section before it takes its reference. */
+typedef struct share_case {
     atab_table *t;
     const atab_atom *x, *z, *n1, *n2;   /* atomic */
+    int swept;                          /* Q's first sweep is done (atomic) */
     sem_t go, go2;
-} reuse_case;
+    const atab_atom *h;                 /* the main thread's */
+    int x_blk;                          /* X's block, watched */
+    worker q;
+    watch_alloc wa;                     /* the table's allocator */
+    atab_allocator al;
+} share_case;
 
 static void sem_take(sem_t *s)
 {
@@ -428,29 +433,112 @@ static const atab_atom *published(const atab_atom *const *p)
     return a;
 }
 
-static void *do_queue_sweep_then_reuse(void *arg)
+/* Q's start: X and Y made, X published; then its first sweep when told. */
+static void q_first_sweep(share_case *c)
 {
-    reuse_case *c = arg;
     const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
     const atab_atom *y = atab_intern_cstr(c->t, "queued-y-of-another-class");
     __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
     sem_take(&c->go);
     atab_release(c->t, x);
-    atab_release(c->t, y);   /* swept here: X left waiting */
-    const atab_atom *z = atab_intern_cstr(c->t, "queued-z");
-    __atomic_store_n(&c->z, z, __ATOMIC_RELEASE);
+    atab_release(c->t, y);   /* swept */
+}
+
+/* Q's end: when told, its next sweep (a, then an atom of another class),
+** then two new 8-byte atoms, published. */
+static void q_second_sweep(share_case *c, const atab_atom *a)
+{
     sem_take(&c->go2);
-    atab_release(c->t, z);
+    atab_release(c->t, a);
     atab_release(c->t, atab_intern_cstr(c->t, "queued-w-of-another-class"));   /* swept */
     __atomic_store_n(&c->n1, atab_intern_cstr(c->t, "queued-1"), __ATOMIC_RELEASE);
     __atomic_store_n(&c->n2, atab_intern_cstr(c->t, "queued-2"), __ATOMIC_RELEASE);
+}
+
+/* Between its sweeps, Q makes Z ("queued-z", X's size class): X's block
+** must not make it while X waits. */
+static void *do_queue_sweep_then_reuse(void *arg)
+{
+    share_case *c = arg;
+    q_first_sweep(c);
+    const atab_atom *z = atab_intern_cstr(c->t, "queued-z");
+    __atomic_store_n(&c->z, z, __ATOMIC_RELEASE);
+    q_second_sweep(c, z);
     return NULL;
+}
+
+/* Between its sweeps, Q says its first one is done. */
+static void *do_share_queue(void *arg)
+{
+    share_case *c = arg;
+    q_first_sweep(c);
+    __atomic_store_n(&c->swept, 1, __ATOMIC_RELEASE);
+    q_second_sweep(c, atab_intern_cstr(c->t, "queued-v-of-a-third-class"));
+    return NULL;
+}
+
+static void *do_intern_held(void *arg)
+{
+    share_case *c = arg;
+    return (void *)atab_intern_cstr(c->t, "held-h");
 }
 
 static void *do_intern_queued_x(void *arg)
 {
-    reuse_case *c = arg;
+    share_case *c = arg;
     return (void *)atab_intern_cstr(c->t, "queued-x");
+}
+
+static void *do_synchronize(void *arg)
+{
+    atab__synchronize(((share_case *)arg)->t);
+    return NULL;
+}
+
+/* A table with queues of 2, H held by this thread, and Q started on
+** q_fn; returns X once Q has made it (its block watched). */
+static const atab_atom *share_start(share_case *c, void *(*q_fn)(void *))
+{
+    memset(c, 0, sizeof *c);
+    setup_hooks();
+    c->al = wa_allocator(&c->wa);
+    sem_init(&c->go, 0, 0);
+    sem_init(&c->go2, 0, 0);
+    c->t = sweeping_table(&c->al, 7, 2);   /* a queue of 2 */
+    assert_non_null(c->t);
+    c->h = atab_intern_cstr(c->t, "held-h");
+    worker_start(&c->q, ROLE_B, q_fn, c);
+    const atab_atom *x = published(&c->x);
+    c->x_blk = wa_watch(&c->wa, x);
+    return x;
+}
+
+/* Lets Q make its first sweep, and waits for it. */
+static void share_first_sweep(share_case *c)
+{
+    sem_post(&c->go);
+    while (!__atomic_load_n(&c->swept, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+/* The end of a case: releases H, what V got and `more` (or NULL); then
+** the table is swept, with nothing left, and freed with every block back. */
+static void share_finish(share_case *c, const atab_atom *got, const atab_atom *more)
+{
+    assert_int_equal(atab_release(c->t, got), ATAB_OK);
+    assert_int_equal(atab_release(c->t, c->h), ATAB_OK);
+    if (more)
+        assert_int_equal(atab_release(c->t, more), ATAB_OK);
+    if (c->n1) {
+        assert_int_equal(atab_release(c->t, c->n1), ATAB_OK);
+        assert_int_equal(atab_release(c->t, c->n2), ATAB_OK);
+    }
+    atab_gc(c->t);
+    assert_int_equal(atab_count(c->t), 0);
+    atab_table_free(c->t);
+    assert_int_equal(c->wa.live, 0);
+    sem_destroy(&c->go);
+    sem_destroy(&c->go2);
 }
 
 /* V found X and stops in its section before taking its reference. Q's
@@ -464,20 +552,9 @@ static void queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left(
 {
     (void)state;
     need_sections();
-    watch_alloc wa;
-    memset(&wa, 0, sizeof wa);
-    setup_hooks();
-    atab_allocator al = wa_allocator(&wa);
-    reuse_case c;
-    memset(&c, 0, sizeof c);
-    sem_init(&c.go, 0, 0);
-    sem_init(&c.go2, 0, 0);
-    c.t = sweeping_table(&al, 7, 2);   /* a queue of 2 */
-    assert_non_null(c.t);
-    worker q, v;
-    worker_start(&q, ROLE_B, do_queue_sweep_then_reuse, &c);
-    const atab_atom *x = published(&c.x);
-    int x_blk = wa_watch(&wa, x);
+    share_case c;
+    const atab_atom *x = share_start(&c, do_queue_sweep_then_reuse);
+    worker v;
     pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
     worker_start(&v, ROLE_A, do_intern_queued_x, &c);
     pause_wait(pv);          /* V holds X's address in its section */
@@ -486,109 +563,22 @@ static void queue_sweep_reuses_a_block_only_after_the_reader_that_found_it_left(
     assert_int_equal(atab__count(x), ATAB__REF_DEAD);
     assert_ptr_not_equal(z, x);             /* X's block waits */
     sem_post(&c.go2);
-    assert_true(worker_held(&q));   /* Q's grace period waits for V's section */
+    assert_true(worker_held(&c.q));   /* Q's grace period waits for V's section */
     assert_null(__atomic_load_n(&c.n1, __ATOMIC_ACQUIRE));
-    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 0);
     pause_release(pv);
     const atab_atom *got = worker_join(&v);
-    worker_join(&q);
-    const atab_atom *n1 = c.n1, *n2 = c.n2;
+    worker_join(&c.q);
     assert_non_null(got);
     assert_ptr_not_equal(got, x);   /* V's CAS met the kill: a new atom */
     assert_string_equal(atab_chars(got), "queued-x");
     assert_int_equal(atab__count(got), 1);
-    assert_true(n1 == x || n2 == x);   /* X's block kept for Q's next atoms */
-    assert_string_equal(atab_chars(n1), "queued-1");
-    assert_string_equal(atab_chars(n2), "queued-2");
-    assert_int_equal(wa_frees(&wa, x_blk), 0);   /* kept, never freed meanwhile */
+    assert_true(c.n1 == x || c.n2 == x);   /* X's block kept for Q's next atoms */
+    assert_string_equal(atab_chars(c.n1), "queued-1");
+    assert_string_equal(atab_chars(c.n2), "queued-2");
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 0);   /* kept, never freed meanwhile */
     assert_ptr_equal(atab_lookup(c.t, "queued-x", 8), got);
-    assert_int_equal(atab_release(c.t, got), ATAB_OK);   /* the lookup's */
-    assert_int_equal(atab_release(c.t, got), ATAB_OK);
-    assert_int_equal(atab_release(c.t, n1), ATAB_OK);
-    assert_int_equal(atab_release(c.t, n2), ATAB_OK);
-    atab_gc(c.t);
-    assert_int_equal(atab_count(c.t), 0);
-    atab_table_free(c.t);
-    assert_int_equal(wa.live, 0);
-    sem_destroy(&c.go);
-    sem_destroy(&c.go2);
-}
-
-/* ---- grace periods shared between queue sweeps ----
-** Q (a queue of 2) interns X ("queued-x") and Y (another class) and
-** releases both when told: swept, X left waiting. When told again, it
-** releases two more atoms of other classes (its next sweep), then interns
-** two 8-byte keys. The main thread holds H ("held-h"), which V, a reader,
-** interns: V stops in its section before it takes its reference. */
-typedef struct share_case {
-    atab_table *t;
-    const atab_atom *x, *n1, *n2;   /* atomic */
-    int swept;                      /* Q's first sweep is done (atomic) */
-    sem_t go, go2;
-} share_case;
-
-static void *do_share_queue(void *arg)
-{
-    share_case *c = arg;
-    const atab_atom *x = atab_intern_cstr(c->t, "queued-x");
-    const atab_atom *y = atab_intern_cstr(c->t, "queued-y-of-another-class");
-    __atomic_store_n(&c->x, x, __ATOMIC_RELEASE);
-    sem_take(&c->go);
-    atab_release(c->t, x);
-    atab_release(c->t, y);   /* swept: X left waiting */
-    __atomic_store_n(&c->swept, 1, __ATOMIC_RELEASE);
-    sem_take(&c->go2);
-    atab_release(c->t, atab_intern_cstr(c->t, "queued-v-of-a-third-class"));
-    atab_release(c->t, atab_intern_cstr(c->t, "queued-w-of-another-class"));   /* swept */
-    __atomic_store_n(&c->n1, atab_intern_cstr(c->t, "queued-1"), __ATOMIC_RELEASE);
-    __atomic_store_n(&c->n2, atab_intern_cstr(c->t, "queued-2"), __ATOMIC_RELEASE);
-    return NULL;
-}
-
-static void *do_intern_held(void *arg)
-{
-    share_case *c = arg;
-    return (void *)atab_intern_cstr(c->t, "held-h");
-}
-
-static void *do_intern_queued_x_share(void *arg)
-{
-    share_case *c = arg;
-    return (void *)atab_intern_cstr(c->t, "queued-x");
-}
-
-static void *do_synchronize(void *arg)
-{
-    atab__synchronize(((share_case *)arg)->t);
-    return NULL;
-}
-
-static void share_start(share_case *c, watch_alloc *wa, atab_allocator *al)
-{
-    memset(wa, 0, sizeof *wa);
-    setup_hooks();
-    *al = wa_allocator(wa);
-    memset(c, 0, sizeof *c);
-    sem_init(&c->go, 0, 0);
-    sem_init(&c->go2, 0, 0);
-    c->t = sweeping_table(al, 7, 2);   /* a queue of 2 */
-    assert_non_null(c->t);
-}
-
-/* Releases what the main thread holds (H) and what V got, and Q's last
-** two atoms; then nothing is left. */
-static void share_finish(share_case *c, watch_alloc *wa, const atab_atom *h, const atab_atom *got)
-{
-    assert_int_equal(atab_release(c->t, got), ATAB_OK);
-    assert_int_equal(atab_release(c->t, h), ATAB_OK);
-    assert_int_equal(atab_release(c->t, c->n1), ATAB_OK);
-    assert_int_equal(atab_release(c->t, c->n2), ATAB_OK);
-    atab_gc(c->t);
-    assert_int_equal(atab_count(c->t), 0);
-    atab_table_free(c->t);
-    assert_int_equal(wa->live, 0);
-    sem_destroy(&c->go);
-    sem_destroy(&c->go2);
+    share_finish(&c, got, got);   /* V's and the lookup's */
 }
 
 /* After Q's first sweep left X waiting, another thread runs a grace
@@ -601,33 +591,25 @@ static void a_grace_period_another_thread_ran_serves_the_waiting_batch(void **st
     (void)state;
     need_sections();
     share_case c;
-    watch_alloc wa;
-    atab_allocator al;
-    share_start(&c, &wa, &al);
-    const atab_atom *h = atab_intern_cstr(c.t, "held-h");
-    worker q, v, r;
-    worker_start(&q, ROLE_B, do_share_queue, &c);
-    const atab_atom *x = published(&c.x);
-    int x_blk = wa_watch(&wa, x);
-    sem_post(&c.go);
-    while (!__atomic_load_n(&c.swept, __ATOMIC_ACQUIRE))
-        sched_yield();
+    const atab_atom *x = share_start(&c, do_share_queue);
+    worker v, r;
+    share_first_sweep(&c);
     assert_int_equal(atab__count(x), ATAB__REF_DEAD);   /* unlinked, waiting */
     worker_start(&r, ROLE_A, do_synchronize, &c);
     worker_join(&r);
-    pause_at *pv = pause_arm("revive:cas", ROLE_A, h);
+    pause_at *pv = pause_arm("revive:cas", ROLE_A, c.h);
     worker_start(&v, ROLE_A, do_intern_held, &c);
     pause_wait(pv);   /* V in its section, begun after that grace period */
     sem_post(&c.go2);
     published(&c.n2);   /* Q's sweep did not wait for V (its exit will: the
                            batch it left waiting then has a grace period) */
     assert_true(c.n1 == x || c.n2 == x);   /* X's block, kept */
-    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 0);
     pause_release(pv);
-    worker_join(&q);
+    worker_join(&c.q);
     const atab_atom *got = worker_join(&v);
-    assert_ptr_equal(got, h);
-    share_finish(&c, &wa, h, got);
+    assert_ptr_equal(got, c.h);
+    share_finish(&c, got, NULL);
 }
 
 /* A grace period R began before Q's first sweep unlinked X stops after its
@@ -639,45 +621,37 @@ static void a_grace_period_begun_before_the_unlink_does_not_serve_it(void **stat
     (void)state;
     need_sections();
     share_case c;
-    watch_alloc wa;
-    atab_allocator al;
-    share_start(&c, &wa, &al);
-    const atab_atom *h = atab_intern_cstr(c.t, "held-h");
-    worker q, v, r;
-    worker_start(&q, ROLE_B, do_share_queue, &c);
-    const atab_atom *x = published(&c.x);
-    int x_blk = wa_watch(&wa, x);
+    const atab_atom *x = share_start(&c, do_share_queue);
+    worker v, r;
     pause_at *pr = pause_arm("gp:served", ROLE_C, c.t);
     worker_start(&r, ROLE_C, do_synchronize, &c);
     pause_wait(pr);   /* R waited for nobody: V is not in a section yet */
     pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
-    worker_start(&v, ROLE_A, do_intern_queued_x_share, &c);
+    worker_start(&v, ROLE_A, do_intern_queued_x, &c);
     pause_wait(pv);   /* V holds X's address in its section */
-    sem_post(&c.go);
-    while (!__atomic_load_n(&c.swept, __ATOMIC_ACQUIRE))
-        sched_yield();
+    share_first_sweep(&c);
     assert_int_equal(atab__count(x), ATAB__REF_DEAD);
     pause_release(pr);
     worker_join(&r);
     sem_post(&c.go2);
-    assert_true(worker_held(&q));   /* its own grace period waits for V */
-    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    assert_true(worker_held(&c.q));   /* its own grace period waits for V */
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 0);
     assert_null(__atomic_load_n(&c.n1, __ATOMIC_ACQUIRE));
     pause_release(pv);
     const atab_atom *got = worker_join(&v);
-    worker_join(&q);
+    worker_join(&c.q);
     assert_ptr_not_equal(got, x);   /* V's CAS met the kill */
     assert_string_equal(atab_chars(got), "queued-x");
     assert_true(c.n1 == x || c.n2 == x);   /* then X's block, kept */
-    assert_int_equal(wa_frees(&wa, x_blk), 0);
-    share_finish(&c, &wa, h, got);
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 0);
+    share_finish(&c, got, NULL);
 }
 
-/* Q (a queue of 2) interns X, a key past the chunks' largest block (an
-** allocation of its own), and Y; when told, it releases both: swept. V
-** found X and stops in its section. A batch with such an atom does not
-** wait for a later grace period: the sweep runs its own at once, which
-** waits for V, and then frees X's allocation. */
+/* Q interns X, a key past the chunks' largest block (an allocation of its
+** own), and Y; when told, it releases both: swept. V found X and stops in
+** its section. A batch with such an atom does not wait for a later grace
+** period: the sweep runs its own at once, which waits for V, and then
+** frees X's allocation. */
 static char big_key[301];
 
 static void *do_big_queue(void *arg)
@@ -704,32 +678,21 @@ static void a_batch_with_an_atom_of_its_own_allocation_waits_at_once(void **stat
     need_sections();
     memset(big_key, 'b', sizeof big_key - 1);
     share_case c;
-    watch_alloc wa;
-    atab_allocator al;
-    share_start(&c, &wa, &al);
-    worker q, v;
-    worker_start(&q, ROLE_B, do_big_queue, &c);
-    const atab_atom *x = published(&c.x);
-    int x_blk = wa_watch(&wa, x);
+    const atab_atom *x = share_start(&c, do_big_queue);
+    worker v;
     pause_at *pv = pause_arm("revive:cas", ROLE_A, x);
     worker_start(&v, ROLE_A, do_intern_big, &c);
     pause_wait(pv);
     sem_post(&c.go);
-    assert_true(worker_held(&q));   /* its grace period, at once, waits for V */
-    assert_int_equal(wa_frees(&wa, x_blk), 0);
+    assert_true(worker_held(&c.q));   /* its grace period, at once, waits for V */
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 0);
     pause_release(pv);
     const atab_atom *got = worker_join(&v);
-    worker_join(&q);
-    assert_int_equal(wa_frees(&wa, x_blk), 1);   /* freed after V left */
+    worker_join(&c.q);
+    assert_int_equal(wa_frees(&c.wa, c.x_blk), 1);   /* freed after V left */
     assert_ptr_not_equal(got, x);
     assert_string_equal(atab_chars(got), big_key);
-    assert_int_equal(atab_release(c.t, got), ATAB_OK);
-    atab_gc(c.t);
-    assert_int_equal(atab_count(c.t), 0);
-    atab_table_free(c.t);
-    assert_int_equal(wa.live, 0);
-    sem_destroy(&c.go);
-    sem_destroy(&c.go2);
+    share_finish(&c, got, NULL);
 }
 
 /* ---- thread exit vs flush and sweep ---- */
