@@ -765,6 +765,37 @@ static void atoms_a_sweep_left_waiting_are_reported_then_kept_and_given_back(voi
     assert_false(sa.c.size_mismatch);
 }
 
+/* A failed allocation gives back the blocks this thread keeps
+** (atab__recycled_free): with them the atoms waiting in its queue once a
+** grace period has served them, and not before. */
+static void a_failed_allocation_gives_back_waiting_atoms_only_once_served(void **state)
+{
+    (void)state;
+    sized_alloc sa;
+    atab_allocator al;
+    atab_table *t = recycling_table(&sa, &al);
+    parked other;
+    park(&other, t);
+    got g;
+    churn_10(t, 0, 64, NULL);   /* swept: 64 atoms waiting */
+    atab__rec *r = atab__rec_find(t);
+    assert_non_null(r);
+    assert_int_equal(atab__recycled_free(t, r), 0);   /* none kept, none served */
+    report_into(t, &g);
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * 20);
+    size_t free_before = amount_of(&g, "explicit/atoms/dynamic/free");
+    atab__synchronize(t);   /* a grace period: it serves them */
+    assert_int_not_equal(atab__recycled_free(t, r), 0);
+    report_into(t, &g);
+    assert_null(find(&g, "explicit/atoms/dynamic/recycled"));
+    assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/free"), free_before + 64 * 20);
+    assert_int_equal(heap_total(&g), sa.c.bytes);
+    unpark(&other);
+    atab_table_free(t);
+    assert_int_equal(sa.c.live, 0);
+    assert_false(sa.c.size_mismatch);
+}
+
 /* ---- counts ---- */
 
 static void counts_report_dynamic_unused_static_and_handles(void **state)
@@ -1350,6 +1381,7 @@ int main(void)
         cmocka_unit_test(only_the_blocks_rounding_is_slop_when_the_allocator_cannot_tell),
         cmocka_unit_test(a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back),
         cmocka_unit_test(atoms_a_sweep_left_waiting_are_reported_then_kept_and_given_back),
+        cmocka_unit_test(a_failed_allocation_gives_back_waiting_atoms_only_once_served),
         cmocka_unit_test(blocks_no_new_atom_took_are_given_back_at_the_next_sweep),
         cmocka_unit_test(counts_report_dynamic_unused_static_and_handles),
         cmocka_unit_test(json_parses_and_has_every_key),
