@@ -466,16 +466,17 @@ ATAB__HIDDEN uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned cod
 
 /* ---- the sweep (sweep.c) ---- */
 
+/* Puts an array that a shard's rebuild replaced (a growing insert's, a
+** sweep's shrink) on the table's retired list (table.c; sweep.c says when
+** it is freed); 0 when it does not go there: the caller waits for a grace
+** period of its own (atab__free_unlinked). */
+ATAB__HIDDEN int atab__retire_array(atab_table *t, uint64_t word);
 /* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
 ** unlinked under shard locks, once no reader can still see them, and the
 ** retired arrays with them; with `q` (a queue block being swept, away
-** from its record), q keeps the atoms' blocks for its thread's next new
-** atoms instead. Outside any section. */
-/* Puts an array that a shard's rebuild replaced (a growing insert's, a
-** sweep's shrink) on the table's retired list (sweep.c says when it is
-** freed); 0 when it does not go there: the caller waits for a grace period
-** of its own (atab__free_unlinked). */
-ATAB__HIDDEN int atab__retire_array(atab_table *t, uint64_t word);
+** from its record), q keeps the atoms' blocks, and those of the atoms
+** waiting in q (the grace period serves them too), for its thread's next
+** new atoms instead. Outside any section. */
 ATAB__HIDDEN void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
                                       const uint64_t *arrays, size_t n_arrays,
                                       const atab_atom **q);

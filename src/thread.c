@@ -263,9 +263,9 @@ static void block_onto(atab_atom **lists, atab_atom *a)
 static void free_pend(atab_table *t, const atab_atom **q)
 {
     atab__pend *p = atab__queue_pend(q, t->queue_cap);
-    atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};
     if (!p->n)
         return;
+    atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};
     __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);   /* sweep.c: atab__free_unlinked */
     for (size_t i = 0; i < p->n; i++)
         block_onto(lists, p->atoms[i]);
@@ -341,10 +341,11 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
     size_t *acct = atab__acct(t);
     memcpy(old, kept, sizeof old);
     memset(kept, 0, sizeof old);
-    for (size_t i = 0; pend && i < p->n; i++)
-        block_onto(kept, p->atoms[i]);   /* carved, all of them */
-    if (pend)
+    if (pend) {
+        for (size_t i = 0; i < p->n; i++)
+            block_onto(kept, p->atoms[i]);   /* carved, all of them */
         p->n = 0;
+    }
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
         if (!a)
