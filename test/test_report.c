@@ -623,6 +623,14 @@ static atab_table *recycling_table(sized_alloc *sa, atab_allocator *al)
     return t;
 }
 
+/* Frees a recycling table: every block back, each at its allocated size. */
+static void recycling_done(atab_table *t, sized_alloc *sa)
+{
+    atab_table_free(t);
+    assert_int_equal(sa->c.live, 0);
+    assert_false(sa->c.size_mismatch);   /* each block freed at its allocated size */
+}
+
 /* Interns and releases n new strings of 10 bytes ("dead-NNNNN"), from
 ** `from` on; their addresses go to seen[] when given. */
 static void churn_10(atab_table *t, int from, int n, const atab_atom **seen)
@@ -693,9 +701,7 @@ static void a_queue_sweeps_dead_atoms_are_reused_reported_and_given_back(void **
         assert_int_equal(atab_release(t, held[i]), ATAB_OK);
     }
     assert_int_equal(atab_release(t, other), ATAB_OK);
-    atab_table_free(t);
-    assert_int_equal(c->live, 0);
-    assert_false(c->size_mismatch);   /* each block freed at its allocated size */
+    recycling_done(t, &sa);
 }
 
 /* A thread's next sweep gives back the blocks no new atom took since its
@@ -722,9 +728,19 @@ static void blocks_no_new_atom_took_are_given_back_at_the_next_sweep(void **stat
     /* the first sweep's blocks are free in their chunks now */
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/free"), chunk_bytes - 64 * 32);
     assert_int_equal(heap_total(&g), sa.c.bytes);
-    atab_table_free(t);
-    assert_int_equal(sa.c.live, 0);
-    assert_false(sa.c.size_mismatch);
+    recycling_done(t, &sa);
+}
+
+/* A recycling table beside another thread's record (park), on which this
+** thread has interned and released 64 atoms (dead[], or NULL): its queue
+** was swept, and the sweep left them waiting for a grace period. */
+static atab_table *waiting_table(sized_alloc *sa, atab_allocator *al, parked *other,
+                                 const atab_atom **dead)
+{
+    atab_table *t = recycling_table(sa, al);
+    park(other, t);   /* not alone: grace periods are not free */
+    churn_10(t, 0, 64, dead);
+    return t;
 }
 
 /* Beside another thread, a queue sweep leaves the atoms it unlinked
@@ -737,12 +753,10 @@ static void atoms_a_sweep_left_waiting_are_reported_then_kept_and_given_back(voi
     (void)state;
     sized_alloc sa;
     atab_allocator al;
-    atab_table *t = recycling_table(&sa, &al);
     parked other;
-    park(&other, t);   /* another thread's record: grace periods are not free */
     const atab_atom *dead[64], *next[64];
+    atab_table *t = waiting_table(&sa, &al, &other, dead);
     got g;
-    churn_10(t, 0, 64, dead);   /* swept: left waiting */
     report_into(t, &g);
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/recycled"), 64 * 20);
     assert_int_equal(heap_total(&g), sa.c.bytes);
@@ -760,9 +774,7 @@ static void atoms_a_sweep_left_waiting_are_reported_then_kept_and_given_back(voi
     assert_int_equal(heap_total(&g), sa.c.bytes);
     assert_int_equal(atab_release(t, a), ATAB_OK);
     unpark(&other);
-    atab_table_free(t);
-    assert_int_equal(sa.c.live, 0);
-    assert_false(sa.c.size_mismatch);
+    recycling_done(t, &sa);
 }
 
 /* A failed allocation gives back the blocks this thread keeps
@@ -773,11 +785,9 @@ static void a_failed_allocation_gives_back_waiting_atoms_only_once_served(void *
     (void)state;
     sized_alloc sa;
     atab_allocator al;
-    atab_table *t = recycling_table(&sa, &al);
     parked other;
-    park(&other, t);
+    atab_table *t = waiting_table(&sa, &al, &other, NULL);
     got g;
-    churn_10(t, 0, 64, NULL);   /* swept: 64 atoms waiting */
     atab__rec *r = atab__rec_find(t);
     assert_non_null(r);
     assert_int_equal(atab__recycled_free(t, r), 0);   /* none kept, none served */
@@ -791,9 +801,7 @@ static void a_failed_allocation_gives_back_waiting_atoms_only_once_served(void *
     assert_int_equal(amount_of(&g, "explicit/atoms/dynamic/free"), free_before + 64 * 20);
     assert_int_equal(heap_total(&g), sa.c.bytes);
     unpark(&other);
-    atab_table_free(t);
-    assert_int_equal(sa.c.live, 0);
-    assert_false(sa.c.size_mismatch);
+    recycling_done(t, &sa);
 }
 
 /* ---- counts ---- */
