@@ -98,7 +98,7 @@ void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
     /* Before any block is freed: a thread that holds an atom later made at
     ** one of these addresses got it after this, so it reads the new count
     ** and takes no memo of an atom freed here (thread.h: made_frees). */
-    if (n_atoms || (q && atab__queue_pend(q, t->queue_cap)->n))
+    if (n_atoms)
         __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
     for (size_t i = 0; i < n_old; i++)
         atab__free_arr(t, old[i]);
@@ -259,10 +259,8 @@ static int leave_waiting(atab_table *t, const atab_atom **q, uint32_t n, uint64_
             arrays[left++] = arrays[i];
     if ((*n_arrays = left) != 0)
         return 0;
-    if (p->n) {
-        __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);   /* atab__free_unlinked */
+    if (p->n)
         atab__recycle(t, q, NULL, 0, 1);
-    }
     for (uint32_t i = 0; i < n; i++) {
         atab_atom *a = (atab_atom *)q[i];
         if (!a)

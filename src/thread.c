@@ -258,18 +258,25 @@ static void block_onto(atab_atom **lists, atab_atom *a)
     lists[c] = a;
 }
 
+/* Takes the atoms waiting in p (carved, all of them; a grace period has
+** served them, or no reader is left) onto lists[] by size class, after
+** bumping t->frees (sweep.c: atab__free_unlinked). */
+static void pend_onto(atab_table *t, atab__pend *p, atab_atom **lists)
+{
+    if (!p->n)
+        return;
+    __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < p->n; i++)
+        block_onto(lists, p->atoms[i]);
+    p->n = 0;
+}
+
 /* Frees the atoms waiting in queue q for a grace period (the caller's):
 ** one has served them since, or no reader is left. */
 static void free_pend(atab_table *t, const atab_atom **q)
 {
-    atab__pend *p = atab__queue_pend(q, t->queue_cap);
-    if (!p->n)
-        return;
     atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};
-    __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);   /* sweep.c: atab__free_unlinked */
-    for (size_t i = 0; i < p->n; i++)
-        block_onto(lists, p->atoms[i]);
-    p->n = 0;
+    pend_onto(t, atab__queue_pend(q, t->queue_cap), lists);
     free_blocks(t, lists);
 }
 
@@ -337,15 +344,11 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
                    int pend)
 {
     atab_atom **kept = atab__queue_kept(q, t->queue_cap), *old[ATAB__RECYCLE_CLASSES];
-    atab__pend *p = atab__queue_pend(q, t->queue_cap);
     size_t *acct = atab__acct(t);
     memcpy(old, kept, sizeof old);
     memset(kept, 0, sizeof old);
-    if (pend) {
-        for (size_t i = 0; i < p->n; i++)
-            block_onto(kept, p->atoms[i]);   /* carved, all of them */
-        p->n = 0;
-    }
+    if (pend)
+        pend_onto(t, atab__queue_pend(q, t->queue_cap), kept);
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
         if (!a)
@@ -367,12 +370,8 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
         atab__pend *p = atab__queue_pend(r->queue, t->queue_cap);
         memcpy(lists, kept, sizeof lists);
         memset(kept, 0, sizeof lists);
-        if (p->n && atab__gp_served(t, p->snap)) {   /* and the atoms served */
-            __atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
-            for (size_t i = 0; i < p->n; i++)
-                block_onto(lists, p->atoms[i]);
-            p->n = 0;
-        }
+        if (p->n && atab__gp_served(t, p->snap))
+            pend_onto(t, p, lists);   /* and the atoms served */
     }
     atab__leave(r);
     return free_blocks(t, lists) != 0;

@@ -515,8 +515,9 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
 }
 
 /* Keeps the blocks of atoms[0..n) (NULL entries skipped; atoms the sweep
-** of queue block q unlinked, past a grace period), and of the atoms
-** waiting in q (atab__pend) when `pend`, in q for its thread's next new
+** of queue block q unlinked, past a grace period; the caller bumped
+** t->frees), and of the atoms waiting in q (atab__pend, served) when
+** `pend` (bumping t->frees for them), in q for its thread's next new
 ** atoms, and frees those q kept before, which no new atom took since. The
 ** sweeping thread's, while it has q away. */
 ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms,
