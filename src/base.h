@@ -51,6 +51,30 @@
 #define ATAB__PAGE_MASK 4088u   /* of an address, the bits that say it is at least
                                    8 bytes into a 4 KB page (else 0) */
 
+/* Asks for the line holding p in a state this core may write, so that a
+** store or a locked instruction to come finds it there: a hint, which never
+** faults and changes nothing. A line other cores wrote last costs a
+** core-to-core transfer (hundreds of nanoseconds on a large machine);
+** asked for early, several such transfers overlap instead of following one
+** another. On x86 it is PREFETCHW, issued only where `ok`: the CPU has it
+** (atab__cpu_prefetchw, which the table keeps); elsewhere the compiler's
+** prefetch for writing. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__PRFCHW__)
+#define ATAB__PREFETCHW_ASM 1
+#else
+#define ATAB__PREFETCHW_ASM 0
+#endif
+ATAB__INLINE void atab__prefetch_w(int ok, const void *p)
+{
+#if ATAB__PREFETCHW_ASM
+    if (ok)
+        __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    (void)ok;
+    __builtin_prefetch(p, 1);
+#endif
+}
+
 /* Sets this thread's last error; returns NULL so callers can `return`. */
 ATAB__HIDDEN void *atab__fail(atab_status code);
 ATAB__HIDDEN void atab__set_error(atab_status code);

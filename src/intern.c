@@ -87,7 +87,11 @@ static inline uintptr_t room_in(const uint8_t *ctrl_a, uint32_t fa, const uint8_
 ** atom's key (the sets' filters, then their index), no block at hand, or
 ** no room seen go the locked way (atab__insert_short_locked). A shard
 ** with no array has a limit of 0, so the room its probe saw, in
-** atab__no_slots, is never written. */
+** atab__no_slots, is never written.
+** The three lines the lock's hold writes (the shard's, the room's control
+** byte and its slot), which other threads' inserts and sweeps write too,
+** are asked for first (atab__prefetch_w), so that their transfers overlap
+** each other and the atom's making instead of following the lock's. */
 ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
                                            uint64_t holds, uintptr_t room)
 {
@@ -95,6 +99,12 @@ ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t l
         __builtin_unreachable();
     atab_table *t = r->t;
     atab_atom *na = NULL;
+    if (room) {
+        const uint8_t *ctrl = (const uint8_t *)(room & ~(uintptr_t)15);
+        atab__prefetch_w((int)t->prefetchw, atab__shard_of(t, h));
+        atab__prefetch_w((int)t->prefetchw, ctrl + (room & 15));
+        atab__prefetch_w((int)t->prefetchw, ctrl + ATAB__GROUP + 8 * (room & 15));
+    }
     if (!room || atab__static_lookup(t, s, len) ||
         (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
          !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))

@@ -309,6 +309,37 @@ static size_t unqueue_list(atab__shard *sh, const atab_atom **q, const uint64_t 
 _Static_assert(ATAB__QUEUE_LISTS == ATAB__SHARDS && ATAB__SHARD_BITS == 6,
                "a queue's lists are its shards (thread.h: atab__queue_list)");
 
+/* The first shard from s on whose list in a queue (heads) is not empty;
+** ATAB__SHARDS for none. */
+static inline unsigned next_list(const uint16_t *heads, unsigned s)
+{
+    while (s < ATAB__SHARDS && !heads[s])
+        s++;
+    return s;
+}
+
+/* Asks for the lines that the sweep of shard s's list in queue q (from i,
+** an index + 1) will write, one list ahead of it: the shard's (its lock),
+** and for each atom its own (the kill) and its group A's control bytes
+** (the unlink), with the slots after them to read. Other threads' inserts
+** and sweeps wrote most of them last, so asked for together their
+** transfers overlap (base.h: atab__prefetch_w). Hints only: the shard's
+** array read here, without its lock, may be replaced before the sweep
+** comes to it. */
+static void prefetch_list(atab_table *t, unsigned s, const atab_atom **q, const uint64_t *h,
+                          uint32_t i)
+{
+    int ok = (int)t->prefetchw;
+    atab__prefetch_w(ok, &t->shards[s]);
+    atab__arr v = atab__arr_of(__atomic_load_n(&t->arrs[s], __ATOMIC_RELAXED));
+    do {
+        const uint8_t *ctrl = atab__group_ctrl(v, atab__h_group(h[i - 1], v.ngroups));
+        atab__prefetch_w(ok, q[i - 1]);
+        atab__prefetch_w(ok, ctrl);
+        __builtin_prefetch(ctrl + 64);
+    } while ((i = (uint32_t)(h[i - 1] & ATAB__QUEUE_LINK)) != 0);
+}
+
 /* Sweeps the n atoms of a queue (this thread's, taken off its record: the
 ** block ATAB__QUEUE_BYTES describes), list by list, each a shard's, under
 ** that shard's lock, taken once: an atom still at 0 is killed and
@@ -324,11 +355,18 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     uint16_t *heads = atab__queue_heads(q);
     uint64_t arrays[4];
     size_t dead = 0, n_arrays = 0, spared = 0;
+    /* alone on the table, no other core writes these lines: nothing to ask for */
+    int ahead = !atab__alone(t);
+    unsigned next = next_list(heads, 0);
+    if (ahead && next < ATAB__SHARDS)
+        prefetch_list(t, next, q, h, heads[next]);
     for (unsigned s = 0; s < ATAB__SHARDS; s++) {
         uint32_t i = heads[s];
         if (!i)
             continue;
         heads[s] = 0;
+        if (ahead && (next = next_list(heads, s + 1)) < ATAB__SHARDS)
+            prefetch_list(t, next, q, h, heads[next]);
         atab__shard *sh = &t->shards[s];
         atab__shard_take(sh);
         dead += unqueue_list(sh, q, h, i, &spared);

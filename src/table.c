@@ -20,6 +20,10 @@
 #include "atab_int.h"
 #include "probe.h"
 
+#if ATAB__PREFETCHW_ASM
+#include <cpuid.h>
+#endif
+
 /* Load policy. An array is rebuilt when its full slots would pass
 ** LOAD_NUM/LOAD_DEN of it (deleted slots are free for inserts), or when both of a new key's groups are full,
 ** into the smallest size class that holds the full slots at
@@ -773,6 +777,19 @@ static int reads_before_keys(void)
     return 1;
 }
 
+/* Does this CPU have PREFETCHW (base.h: atab__prefetch_w)? x86 says so in
+** CPUID leaf 0x80000001 (every x86-64 of the last ten years has it); a
+** build for a target that has it, or for another architecture, asks no one. */
+static int cpu_prefetchw(void)
+{
+#if ATAB__PREFETCHW_ASM
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_PRFCHW) != 0;
+#else
+    return 1;
+#endif
+}
+
 static int table_init(atab_table *t, const atab_options *o)
 {
     t->seed = (o->flags & ATAB_FIXED_SEED) ? o->seed : random_seed(t);
@@ -788,6 +805,7 @@ static int table_init(atab_table *t, const atab_options *o)
                    : t->sweep_threshold < QUEUE_MAX ? (uint32_t)t->sweep_threshold : QUEUE_MAX;
     t->memory_limit = o->memory_limit;
     t->pend_cap = t->memory_limit ? 0 : t->queue_cap;
+    t->prefetchw = (uint32_t)cpu_prefetchw();
     t->checked_refs = (o->flags & ATAB_CHECKED_REFS) != 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         t->arrs[i] = atab__no_arr();

@@ -286,7 +286,9 @@ static inline int atab__slot_full(atab__arr v, size_t i)
 #define ATAB__RETIRED_BYTES 65536
 
 /* A shard's writers' state, on lines that lock-free readers never read:
-** they find the slot array by t->arrs[], a read-mostly array. */
+** they find the slot array by t->arrs[], a read-mostly array. A line of
+** its own each, so that writers of two shards never pass one line between
+** their cores. */
 typedef struct atab__shard {
     atab__lock lock;
     uint32_t limit;    /* full slots its array takes before an insert grows it */
@@ -296,7 +298,7 @@ typedef struct atab__shard {
     uint64_t holds;    /* times the lock was dropped (atab__shard_drop; atomic): an
                           insert whose lock-free probe read it, and finds it unchanged
                           under the lock, trusts what that probe saw */
-} atab__shard;
+} __attribute__((aligned(64))) atab__shard;
 
 struct atab_table {
     /* What every hit reads, on lines only rebuilds write. */
@@ -320,6 +322,7 @@ struct atab_table {
     uint32_t pend_cap;          /* room for atoms a queue sweep left waiting for a
                                    grace period (thread.h: atab__pend): queue_cap,
                                    or 0 with a memory limit (sweep.c) */
+    uint32_t prefetchw;         /* the CPU has PREFETCHW (base.h: atab__prefetch_w) */
     size_t static_maxlen;       /* longest static atom, 0 with no sets */
     const uint64_t *filter0;    /* sets[0]'s miss filter, or one word of 0 */
     uint32_t filter0_shift;     /* 32 less its log2 (31 for the word of 0) */
