@@ -25,12 +25,20 @@
 # (peers 107 s, lifecycle 77 s); the thread runs have fixed lengths, so 16
 # cores should take about as long, and STEP_TIMEOUT stops any step that
 # runs past it, so the whole stays under 6 minutes.
-# Knobs: CHURNERS (15), THREADS (1,2,4,8,16), STEP_TIMEOUT (170 s a step).
+# Knobs: CHURNERS (15), THREADS (1,2,4,8,16), STEP_TIMEOUT (170 s a step),
+# ROUNDS (2: the lifecycle's rounds), PEERS_CPU (the CPU that atompeers and
+# its children run on, through taskset where there is one; default the
+# last CPU; "none" leaves them where the scheduler puts them). On a
+# 16-vCPU KVM guest, one-thread figures moved by up to 1.5x from run to
+# run unpinned, pinned by under 5%, for every peer alike.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run.sh OUTDIR}
 mkdir -p "$out" || exit 1
-S=${SCALE:-1} CHURNERS=${CHURNERS:-15} THREADS=${THREADS:-1,2,4,8,16}
+S=${SCALE:-1} CHURNERS=${CHURNERS:-15} THREADS=${THREADS:-1,2,4,8,16} ROUNDS=${ROUNDS:-2}
+PEERS_CPU=${PEERS_CPU:-$(( $(nproc) - 1 ))}
+pin=""
+[ "$PEERS_CPU" != none ] && command -v taskset >/dev/null 2>&1 && pin="taskset -c $PEERS_CPU"
 STEP_TIMEOUT=${STEP_TIMEOUT:-170}
 log=$out/run.log
 : > "$log"
@@ -62,21 +70,21 @@ machine() {
     echo "== lscpu"; lscpu 2>/dev/null || grep -m 1 'model name' /proc/cpuinfo
     echo "== memory"; free -m 2>/dev/null || head -n 3 /proc/meminfo
     echo "== bundle"; cat "$here/VERSIONS"
-    echo "== SCALE=$S CHURNERS=$CHURNERS THREADS=$THREADS"
+    echo "== SCALE=$S CHURNERS=$CHURNERS THREADS=$THREADS ROUNDS=$ROUNDS peers: ${pin:-not pinned}"
 }
 machine > "$out/machine.txt" 2>> "$log"
 
 # (a) one thread, every peer; SCALE < 1: fewer repeats, a prefix of each corpus
 reps=$(scale 5 1)
 limit=$(awk -v s="$S" 'BEGIN { print (s >= 1 ? 0 : int(1700000 * s)) }')
-step peers peers.txt "$here/atompeers" --sc "$here/atomtab-sc-bench" --reps "$reps" \
+step peers peers.txt $pin "$here/atompeers" --sc "$here/atomtab-sc-bench" --reps "$reps" \
     $( [ "$limit" -gt 0 ] && echo --limit "$limit" ) \
     "$here/nodejs-api-docs.atoms" "$here/c-headers.tokens"
 
 # (b) threads and (c) reader latency beside CHURNERS churning threads
 lc=$(mktemp -d)
 step lifecycle lifecycle.txt env LC_THREADS="$THREADS" LC_MODES=hit,samedyn,mix \
-    LC_MS="$(scale 300 20)" LC_REPS=3 LC_ROUNDS=2 LC_BATCHES="$(scale 2000000 20000)" \
+    LC_MS="$(scale 300 20)" LC_REPS=3 LC_ROUNDS="$ROUNDS" LC_BATCHES="$(scale 2000000 20000)" \
     LC_CHURNERS="$CHURNERS" sh "$here/bench-lifecycle.sh" "$here/atomthreads" \
     "$here/atomlatency" "$here/atomtab-sc-bench" "$here/nodejs-api-docs.atoms" "$lc"
 for f in "$lc"/*.json; do
