@@ -778,7 +778,7 @@ static int reads_before_keys(void)
 }
 
 /* Does this CPU have PREFETCHW (base.h: atab__prefetch_w)? x86 says so in
-** CPUID leaf 0x80000001 (every x86-64 of the last ten years has it); a
+** CPUID leaf 0x80000001 (every AMD x86-64, Intel's since Broadwell); a
 ** build for a target that has it, or for another architecture, asks no one. */
 static int cpu_prefetchw(void)
 {

@@ -27,6 +27,8 @@ if [ -z "$out" ]; then
     out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 fi
 mkdir -p "$out"
+# an earlier run's figures in OUTDIR would be read as this run's
+rm -f "$out"/threads.*.json "$out"/latency.*.json
 THREADS=${LC_THREADS:-1,2,16} MODES=${LC_MODES:-hit,same,samedyn,mix}
 MS=${LC_MS:-300} REPS=${LC_REPS:-3} ROUNDS=${LC_ROUNDS:-3} BATCHES=${LC_BATCHES:-2000000}
 CHURNERS=${LC_CHURNERS:-1}
@@ -35,6 +37,7 @@ impls="atomtab"
 
 # field JSON MODE THREADS NAME: a throughput figure ("" when absent)
 field() {
+    [ -f "$1" ] || return 0   # a mode this run did not measure
     awk -v m="\"mode\": \"$2\", \"threads\": $3," -v k="\"$4\": " '
         index($0, m) { s = substr($0, index($0, k) + length(k)); sub(/[,}].*/, "", s); print s }' "$1"
 }
