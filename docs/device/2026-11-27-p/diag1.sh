@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # one thread on the Xeon: atomthreads and string_cache's bench, unpinned and
 # on fixed CPUs (taskset), alternated; atompeers (atomtab, string_cache) too
 B=$(cd "$(dirname "$0")" && pwd); C=$B/nodejs-api-docs.atoms

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # five builds of atomthreads (var/NAME), alternated, order rotated each round:
 # mix at 1,2,4,8,16 threads and hit at 1 and 16, 3 x 200 ms each
 B=$(cd "$(dirname "$0")" && pwd); C=$B/nodejs-api-docs.atoms
