@@ -194,7 +194,10 @@ ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64
 
 int atab__unref_direct(atab_table *t, const atab_atom *a)
 {
-    return dropped(t, NULL, a, 0, atab__count_drop(a, 1, 0, 0));   /* never queued */
+    int what = atab__count_drop(a, 1, 0, 0);
+    if (what == ATAB__DROP_QUEUE)
+        __builtin_unreachable();   /* never queued: no queue offered */
+    return dropped(t, NULL, a, 0, what);
 }
 
 /* ---- queues ---- */
