@@ -53,7 +53,7 @@
 
 /* Asks for the line holding p in a state this core may write, so that a
 ** store or a locked instruction to come finds it there: a hint, which never
-** faults and changes nothing. A line other cores wrote last costs a
+** faults and changes nothing, wherever p points. A line other cores wrote last costs a
 ** core-to-core transfer (hundreds of nanoseconds on a large machine);
 ** asked for early, several such transfers overlap instead of following one
 ** another. On x86 it is PREFETCHW, issued only where `ok`: the CPU has it
@@ -68,8 +68,8 @@
 ATAB__INLINE void atab__prefetch_w(int ok, const void *p)
 {
 #if ATAB__PREFETCHW_ASM
-    if (ok)
-        __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+    if (ok)   /* the address alone: p need not point into an object */
+        __asm__ volatile("prefetchw (%0)" : : "r"(p));
 #else
     (void)ok;
     __builtin_prefetch(p, 1);

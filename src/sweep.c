@@ -246,12 +246,15 @@ ATAB__INLINE int unlink_queued(atab__arr v, uint64_t h, const atab_atom *a)
 ** its own, nor alone on the table, where a grace period costs nothing.
 ** The arrays the sweep shrank (arrays[0..*n_arrays)) go on the retired
 ** list; those that do not are left in arrays[] for the caller's grace
-** period, which then serves the atoms too. */
+** period, which then serves the atoms too. `alone`: what atab__alone said
+** as the sweep began. Either answer is safe when it has changed since:
+** the caller's grace period (atab__synchronize) asks again, and atoms
+** left waiting only wait longer. */
 static int leave_waiting(atab_table *t, const atab_atom **q, uint32_t n, uint64_t *arrays,
-                         size_t *n_arrays)
+                         size_t *n_arrays, int alone)
 {
     atab__pend *p = atab__queue_pend(q, t->queue_cap);
-    if (!t->pend_cap || (p->n && !atab__gp_served(t, p->snap)) || atab__alone(t))
+    if (!t->pend_cap || (p->n && !atab__gp_served(t, p->snap)) || alone)
         return 0;
     size_t left = 0;
     for (size_t i = 0; i < *n_arrays; i++)
@@ -355,17 +358,18 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     uint16_t *heads = atab__queue_heads(q);
     uint64_t arrays[4];
     size_t dead = 0, n_arrays = 0, spared = 0;
-    /* alone on the table, no other core writes these lines: nothing to ask for */
-    int ahead = !atab__alone(t);
-    unsigned next = next_list(heads, 0);
-    if (ahead && next < ATAB__SHARDS)
+    /* alone on the table, no other core writes these lines: nothing to ask
+    ** for, and no grace period to share (leave_waiting) */
+    int alone = atab__alone(t);
+    unsigned next;
+    if (!alone && (next = next_list(heads, 0)) < ATAB__SHARDS)
         prefetch_list(t, next, q, h, heads[next]);
     for (unsigned s = 0; s < ATAB__SHARDS; s++) {
         uint32_t i = heads[s];
         if (!i)
             continue;
         heads[s] = 0;
-        if (ahead && (next = next_list(heads, s + 1)) < ATAB__SHARDS)
+        if (!alone && (next = next_list(heads, s + 1)) < ATAB__SHARDS)
             prefetch_list(t, next, q, h, heads[next]);
         atab__shard *sh = &t->shards[s];
         atab__shard_take(sh);
@@ -379,7 +383,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);
-    if (leave_waiting(t, q, n, arrays, &n_arrays))
+    if (leave_waiting(t, q, n, arrays, &n_arrays, alone))
         return;
     atab__free_unlinked(t, (atab_atom *const *)q, n, arrays, n_arrays, q);
 }
