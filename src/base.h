@@ -53,10 +53,10 @@
 
 /* Asks for the line holding p in a state this core may write, so that a
 ** store or a locked instruction to come finds it there: a hint, which never
-** faults and changes nothing, wherever p points. A line other cores wrote last costs a
-** core-to-core transfer (hundreds of nanoseconds on a large machine);
-** asked for early, several such transfers overlap instead of following one
-** another. On x86 it is PREFETCHW, issued only where `ok`: the CPU has it
+** faults and changes nothing, wherever p points. A line other cores wrote
+** last costs a core-to-core transfer (hundreds of nanoseconds on a large
+** machine); asked for early, several such transfers overlap instead of
+** following one another. On x86 it is PREFETCHW, issued only where `ok`: the CPU has it
 ** (table.c asks CPUID once a table; t->prefetchw keeps the answer);
 ** elsewhere, and where the compiler may assume PREFETCHW, the compiler's
 ** prefetch for writing. */

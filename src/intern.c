@@ -101,9 +101,10 @@ ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t l
     atab_atom *na = NULL;
     if (room) {
         const uint8_t *ctrl = (const uint8_t *)(room & ~(uintptr_t)15);
-        atab__prefetch_w((int)t->prefetchw, atab__shard_of(t, h));
-        atab__prefetch_w((int)t->prefetchw, ctrl + (room & 15));
-        atab__prefetch_w((int)t->prefetchw, ctrl + ATAB__GROUP + 8 * (room & 15));
+        int ok = (int)t->prefetchw;
+        atab__prefetch_w(ok, atab__shard_of(t, h));
+        atab__prefetch_w(ok, ctrl + (room & 15));
+        atab__prefetch_w(ok, ctrl + ATAB__GROUP + 8 * (room & 15));
     }
     if (!room || atab__static_lookup(t, s, len) ||
         (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
