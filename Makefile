@@ -754,7 +754,7 @@ bench-lifecycle: report-tool sc-bench
 #                   PEERS_ARGS: --quick (one short repeat), --json, --reps N.
 ATOMPEERS  := $(BENCH_DIR)/atompeers
 PEERS_ARGS ?=
-$(ATOMPEERS): bench/peers.c bench/naive.h bench/stats.h bench/tokens.h include/atomtab.h $(STATIC)
+$(ATOMPEERS): bench/peers.c bench/naive.h bench/pmu.h bench/stats.h bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags glib-2.0 libxml-2.0) $< -o $@ \
 	    $(STATIC) $$(pkg-config --libs glib-2.0 libxml-2.0) $(LDLIBS)
@@ -795,7 +795,7 @@ $(DEVICE_DIR)/atomurcu: bench/urcu.c include/atomtab.h $(STATIC)
 # static link leaves at 0 unless something pulls the functions in: -u does.
 DEVICE_XML_PTHREAD := cond_destroy cond_init cond_signal cond_wait equal getspecific \
     key_create key_delete mutex_destroy mutex_init mutex_lock mutex_unlock once self setspecific
-$(DEVICE_DIR)/atompeers: bench/peers.c bench/icu-stubs.c bench/naive.h bench/stats.h bench/tokens.h \
+$(DEVICE_DIR)/atompeers: bench/peers.c bench/icu-stubs.c bench/naive.h bench/pmu.h bench/stats.h bench/tokens.h \
                          include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $$(pkg-config --cflags glib-2.0 libxml-2.0) $< \

@@ -41,6 +41,8 @@
 **   --sc     the bench/sc binary (no --sc: the Rust peers are skipped)
 **   --limit  the first N tokens of each file only
 **   --quick  a smoke run: --reps 1 --limit 50000
+** ATAB_PMU=1: each C backend's child prints its hardware event counts per
+** op for each workload on stderr, where the machine has counters (pmu.h).
 */
 #include <gnu/libc-version.h>
 #include <malloc.h>
@@ -61,6 +63,7 @@
 #include <atomtab.h>
 
 #include "naive.h"
+#include "pmu.h"
 #include "stats.h"
 #include "tokens.h"
 
@@ -182,15 +185,26 @@ static void mix_names_free(tokens *m)
     }                                                                               \
     static void P##_measure(const tokens *k, figures *f)                            \
     {                                                                               \
+        pmu p = pmu_open();                                                         \
         size_t before = heap_bytes();                                               \
         void *t = CREATE();                                                         \
+        pmu_begin(&p);                                                              \
         f->stream = P##_keep(t, k);                                                 \
+        pmu_end(&p, "stream", k->n);                                                \
         f->bytes = heap_bytes() - before;                                           \
+        pmu_begin(&p);                                                              \
         f->hit = P##_keep(t, k);                                                    \
+        pmu_end(&p, "hit", k->n);                                                   \
+        pmu_begin(&p);                                                              \
         f->hitrel = P##_hitrel(t, k);                                               \
+        pmu_end(&p, "hitrel", k->n);                                                \
+        pmu_begin(&p);                                                              \
         f->mix = P##_mix(t, k, NULL);                                               \
+        pmu_end(&p, "mix", k->n);                                                   \
         tokens m = mix_names(k);                                                    \
+        pmu_begin(&p);                                                              \
         f->mixpre = P##_mix(t, k, &m);                                              \
+        pmu_end(&p, "mixpre", k->n);                                                \
         mix_names_free(&m);                                                         \
         DESTROY(t);                                                                 \
     }

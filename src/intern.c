@@ -173,6 +173,9 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
                 atab__leave(r);
                 return a;
             }
+        } else if ((a = atab__cache_way1(r, e, k->hash, atab__match_key, k)) != NULL) {
+            atab__leave(r);
+            return a;
         }
     }
     uint64_t holds = shard_holds(t, k->hash);
@@ -361,6 +364,21 @@ short_stale(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
     return short_probe(r, s, len, h, insert_new);
 }
 
+/* The short-key path's cache hit in way 1 (thread.h), live and its tag
+** agreeing with h, in this thread's open section: its atom when it is the
+** key's, else the probe. Out of line, as short_stale. */
+static __attribute__((noinline)) const atab_atom *
+short_way1(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+{
+    atab__short_key k = {s, len};
+    const atab_atom *a = atab__cache_way1(r, atab__cache_slot(r, h), h, atab__match_short, &k);
+    if (a) {
+        atab__leave(r);
+        return a;
+    }
+    return short_probe(r, s, len, h, insert_new);
+}
+
 /* The hit path for keys of lo to hi bytes (most atoms): the hash, this
 ** thread's cache, and the key compared with the atom found there;
 ** everything else is a tail call, so this saves no registers. */
@@ -389,6 +407,8 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
             atab__leave(r);
             return a;
         }
+        if (atab__way1_may(e, h))
+            return short_way1(r, s, len, h, insert_new);
     }
     return short_probe(r, s, len, h, insert_new);
 }
@@ -444,6 +464,8 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
             atab__leave(r);
             return a;
         }
+        if (atab__way1_may(e, h))
+            return short_way1(r, s, len, h, insert_new);
     }
     return short_probe8(r, s, len, h, insert_new, w);
 }

@@ -122,4 +122,25 @@ ATAB__INLINE int atab__match_atom(const void *key, const atab_atom *a)
     return key == a;
 }
 
+/* A hit in way 1 of this thread's cache set e (thread.h), for a key of
+** hash h that way 0 did not match, inside a section while
+** atab__cache_ours(r): when way 1 is live, its tag agrees with h and
+** `match` finds its atom equal to `key`, the entry is made way 0 and a
+** spare taken from it, and the atom is returned; NULL otherwise, and for
+** an entry an over-release left stale (its spares dropped: the probe then
+** takes the reference from the count). */
+static inline const atab_atom *atab__cache_way1(atab__rec *r, uint64_t *e, uint64_t h,
+                                                atab__match_fn match, const void *key)
+{
+    uint64_t x = e[1];
+    const atab_atom *a = atab__ent_atom(x);
+    if (((x ^ atab__ent_tag(h)) & ATAB__ENT_TAG) || !atab__ent_live(x) || !match(key, a))
+        return NULL;
+    atab__cache_promote(e);
+    if (!atab__ent_usable(a, x) && atab__ent_stale(r, e) != 0)
+        return NULL;
+    atab__ent_take(e, x);
+    return a;
+}
+
 #endif /* ATAB_PROBE_H */

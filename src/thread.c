@@ -433,11 +433,12 @@ static uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uin
                             int marked)
 {
     uint64_t *e = atab__cache_slot(r, h);
-    if (*e)
-        give_back(t, r, e);
+    if (e[1])
+        give_back(t, r, &e[1]);
+    e[1] = e[0];
     if (!marked && !atab_is_static(a))
         atab__count_mark_spared(a);
-    *e = (uint64_t)(uintptr_t)a;
+    e[0] = (uint64_t)(uintptr_t)a | atab__ent_tag(h);
     return e;
 }
 
@@ -447,7 +448,7 @@ int atab__ent_stale(atab__rec *r, uint64_t *e)
     if (__atomic_load_n(atab__count_word(atab__ent_atom(x)), __ATOMIC_RELAXED) >= ATAB__REF_SAT)
         return 0;   /* saturated: its count bits say nothing */
     __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
-    *e = x & (ATAB__ENT_ONE - 1);   /* gone from the count: from the entry too */
+    *e = x & ~ATAB__ENT_SPARES;   /* gone from the count: from the entry too */
     return -1;
 }
 
@@ -455,18 +456,22 @@ int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
     if (!atab__cache_ours(r))
         return atab_is_static(a) ? 0 : atab__count_take(a, 1);
-    uint64_t *e = atab__cache_slot(r, h);
+    uint64_t *e = atab__cache_find(r, a, h);
     if (atab_is_static(a)) {   /* no count: the entry keeps it for the next hits */
-        if (atab__ent_atom(*e) != a)
-            make_entry(t, r, a, h, 0);
-        *e = (uint64_t)(uintptr_t)a | ATAB__ENT_STATIC |
-             (uint64_t)ATAB__STATIC_SPARES * ATAB__ENT_ONE;
+        if (!e)
+            e = make_entry(t, r, a, h, 0);
+        *e |= ATAB__ENT_STATIC | ATAB__ENT_SPARES;   /* ATAB__STATIC_SPARES */
         return 0;
     }
     if (t->checked_refs)   /* a checked table's caches keep no spares */
         return atab__count_take(a, 1);
-    if (atab__ent_atom(*e) != a) {   /* first hit here: one reference, marked in the same
-                                        CAS (make_entry) */
+    uint64_t x;
+    if (e && atab__ent_live(x = *e) &&   /* way 1's spares (atab__ref reads way 0's) */
+        (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0)) {
+        atab__ent_take_dyn(e, x);
+        return 0;
+    }
+    if (!e) {   /* first hit here: one reference, marked in the same CAS (make_entry) */
         if (atab__count_take_mark(a, 1, ATAB__REF_SPARED) != 0)
             return -1;
         make_entry(t, r, a, h, 1);
@@ -507,7 +512,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
     if (e) {
         if (what == ATAB__DROP_UNUSED && (*e & ATAB__ENT_ZERO))
             what = ATAB__DROP_LIVE;   /* counted already */
-        *e &= ATAB__ENT_ONE - 1;   /* no spares left */
+        *e &= ~ATAB__ENT_SPARES;   /* no spares left */
         if (what == ATAB__DROP_UNUSED)
             *e |= ATAB__ENT_ZERO;   /* counted now (a queued atom is not) */
     }

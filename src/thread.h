@@ -64,15 +64,22 @@
 
 #include "chunk.h"
 
-#define ATAB__CACHE_SIZE 1024   /* entries, direct-mapped by the key's hash */
+#define ATAB__CACHE_SIZE 1024   /* entries: sets of ATAB__CACHE_WAYS by the key's hash */
+#define ATAB__CACHE_WAYS 2
 /* An entry is one word: the atom's address (bits 2-47: atoms are 4-aligned,
 ** dynamic ones below 2^48: atom.c checks), the spares it holds in bits
-** 48-63, bit 1 set once a release through it has left the atom with no
-** holder (counted towards t->unused once per entry, as a sweep candidate),
-** bit 0 set for a static atom (which needs no spares: it is never freed;
-** its entry shows ATAB__STATIC_SPARES, taken as any, which go nowhere). 0
-** is a free entry. An entry is found by the hash of the atom's characters,
-** so a hit finds its atom there before it probes the table: an entry with
+** 48-58, 5 bits of its hash in bits 59-63 (atab__ent_tag), bit 1 set once
+** a release through it has left the atom with no holder (counted towards
+** t->unused once per entry, as a sweep candidate), bit 0 set for a static
+** atom (which needs no spares: it is never freed; its entry shows
+** ATAB__STATIC_SPARES, taken as any, which go nowhere). 0 is a free entry.
+** An entry is found by the hash of the atom's characters, in the two ways
+** of the set it names (16 bytes, one line), the one used last first (way
+** 0): a hit in way 1, and a new entry, move to way 0, and a new entry
+** pushes way 0's to way 1, whose own goes (its spares back to its count).
+** An atom has at most one entry in a record. A key that way 0 did not
+** match is compared with way 1's atom only where their hash bits agree.
+** So a hit finds its atom there before it probes the table: an entry with
 ** spares (or a static one) keeps its atom alive, so its characters may be
 ** read and compared with the key; an entry without is only an address,
 ** never read through. A hit that finds its atom in the table with no spare
@@ -98,7 +105,9 @@
 #define ATAB__ENT_ADDR UINT64_C(0x0000fffffffffffc)
 #define ATAB__ENT_STATIC 1u
 #define ATAB__ENT_ZERO 2u
-#define ATAB__STATIC_SPARES 0xffffu
+#define ATAB__ENT_SPARES (UINT64_C(0x7ff) << 48)   /* the spares' bits */
+#define ATAB__ENT_TAG (UINT64_C(0x1f) << 59)       /* the hash's bits */
+#define ATAB__STATIC_SPARES 0x7ffu
 #define ATAB__SPARE_MAX 1024u   /* spares an entry keeps from releases */
 #define ATAB__SPARE_TAKE 32u    /* references a refill takes: the caller's and spares */
 
@@ -204,13 +213,22 @@ static inline void atab__leave(atab__rec *r)
 #endif
 }
 
-/* The cache entry of a key or atom of hash h (table.h: the table's hash of
-** its characters). */
+/* Way 0 of the cache set of a key or atom of hash h (table.h: the table's
+** hash of its characters); way 1 follows it. */
 static inline uint64_t *atab__cache_slot(atab__rec *r, uint64_t h)
 {
-    /* the entry's byte offset from the hash's low bits: no scaled index */
-    size_t off = (size_t)(h << 3) & (ATAB__CACHE_SIZE - 1) << 3;
+    /* the set's byte offset from the hash's low bits: no scaled index */
+    size_t off = (size_t)(h << 4) & (ATAB__CACHE_SIZE / ATAB__CACHE_WAYS - 1) << 4;
     return (uint64_t *)(void *)((char *)r->e + off);
+}
+
+/* Makes way 1 of set e the one used last (way 0), and returns way 0. */
+static inline uint64_t *atab__cache_promote(uint64_t *e)
+{
+    uint64_t x = e[1];
+    e[1] = e[0];
+    e[0] = x;
+    return e;
 }
 
 static inline const atab_atom *atab__ent_atom(uint64_t e)
@@ -220,15 +238,23 @@ static inline const atab_atom *atab__ent_atom(uint64_t e)
 
 static inline unsigned atab__spares(uint64_t e)
 {
-    return (unsigned)(e >> 48);
+    return (unsigned)(e >> 48) & ATAB__STATIC_SPARES;
 }
 
-/* The cache entry for a, of hash h, or NULL. Inside a section only, and
-** only while atab__cache_ours(r). */
+/* An entry's tag bits for hash h: its bits 9-13 (above the set's). */
+static inline uint64_t atab__ent_tag(uint64_t h)
+{
+    return (h << 50) & ATAB__ENT_TAG;
+}
+
+/* The cache entry for a, of hash h, made way 0 of its set, or NULL. Inside
+** a section only, and only while atab__cache_ours(r). */
 static inline uint64_t *atab__cache_find(atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h);
-    return atab__ent_atom(*e) == a ? e : NULL;
+    if (atab__ent_atom(e[0]) == a)
+        return e;
+    return atab__ent_atom(e[1]) == a ? atab__cache_promote(e) : NULL;
 }
 
 /* May the owner use its cache in this section (no flusher holds it)? An
@@ -245,21 +271,30 @@ static inline int atab__cache_ours(atab__rec *r)
 #endif
 }
 
+/* May way 1 of cache set e hold the atom of a key of hash h: is it live,
+** with a tag that agrees with h? (Way 0 did not match the key.) */
+static inline int atab__way1_may(const uint64_t *e, uint64_t h)
+{
+    uint64_t x = e[1];
+    return ((x ^ (h << 50)) >> 59) == 0 && (x & ATAB__ENT_SPARES) != 0;   /* atab__ent_tag */
+}
+
 /* Does entry value e keep its atom alive (spares, or a static atom's)? */
 static inline int atab__ent_live(uint64_t e)
 {
-    return e >= ATAB__ENT_ONE;
+    return (e & ATAB__ENT_SPARES) != 0;
 }
 
 /* atab__ent_live of the entry at e, whose value the caller has read as x:
-** on x86-64, a test of its spares' 16 bits in memory (so the hit path keeps
+** on x86-64, a test of its spares' bits in memory (so the hit path keeps
 ** no copy of x to shift). Inside a section only, while atab__cache_ours. */
 static inline int atab__ent_live_at(const uint64_t *e, uint64_t x)
 {
 #if ATAB__X86_HIT
     int live;
     (void)x;
-    __asm__("cmpw $0, %1" : "=@ccnz"(live) : "m"(((const uint16_t *)(const void *)e)[3]));
+    __asm__("testw %2, %1" : "=@ccnz"(live)
+            : "m"(((const uint16_t *)(const void *)e)[3]), "i"(ATAB__STATIC_SPARES));
     return live;
 #else
     (void)e;
@@ -330,7 +365,7 @@ ATAB__HIDDEN int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a,
 static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h), x;
-    if (ATAB__LIKELY(atab__cache_ours(r) && atab__ent_atom(x = *e) == a && x >= ATAB__ENT_ONE &&
+    if (ATAB__LIKELY(atab__cache_ours(r) && atab__ent_atom(x = *e) == a && atab__ent_live(x) &&
                      (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0))) {
         atab__ent_take(e, x);
         return 0;

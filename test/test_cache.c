@@ -13,46 +13,112 @@
 
 #define SEED 7
 
-/* Two keys of the same cache entry under SEED: "key-<i>" and "key-<j>". */
-static void colliding_keys(char *a, char *b, size_t size)
+/* The cache set of key k under SEED. */
+static unsigned set_of(const char *k)
 {
-    static unsigned first[ATAB__CACHE_SIZE];   /* index + 1 of the first key seen */
-    memset(first, 0, sizeof first);
-    for (unsigned i = 0;; i++) {
-        snprintf(b, size, "key-%u", i);
-        unsigned slot = (unsigned)(atab__hash_bytes(SEED, b, strlen(b)) % ATAB__CACHE_SIZE);
-        if (first[slot]) {
-            snprintf(a, size, "key-%u", first[slot] - 1);
-            return;
-        }
-        first[slot] = i + 1;
+    return (unsigned)(atab__hash_bytes(SEED, k, strlen(k)) %
+                      (ATAB__CACHE_SIZE / ATAB__CACHE_WAYS));
+}
+
+/* n keys of one cache set under SEED: "key-0" and the next "key-<i>" of
+** its set. */
+static void keys_of_one_set(char (*keys)[32], unsigned n)
+{
+    snprintf(keys[0], sizeof keys[0], "key-0");
+    unsigned set = set_of(keys[0]);
+    for (unsigned i = 1, got = 1; got < n; i++) {
+        snprintf(keys[got], sizeof keys[got], "key-%u", i);
+        if (set_of(keys[got]) == set)
+            got++;
     }
 }
 
-static void two_keys_of_one_entry_each_get_their_own_atom(void **state)
+/* More keys than a set has ways, hit in runs and in turns: each gets its
+** own atom every time, and every reference and spare comes back. */
+static void keys_of_one_set_each_get_their_own_atom(void **state)
 {
     (void)state;
-    char ka[32], kb[32];
-    colliding_keys(ka, kb, sizeof ka);
+    enum { N = ATAB__CACHE_WAYS + 1 };
+    char k[N][32];
+    keys_of_one_set(k, N);
     atab_table *t = sweeping_table(NULL, SEED, SIZE_MAX);
-    const atab_atom *a = atab_intern_cstr(t, ka), *b = atab_intern_cstr(t, kb);
-    assert_ptr_not_equal(a, b);
-    long held_a = 1, held_b = 1;
-    for (int i = 0; i < 200; i++) {   /* runs of each, then turns */
-        const char *k = (i / 50) % 2 || i % 3 == 0 ? kb : ka;
-        const atab_atom *x = atab_intern_cstr(t, k);
-        assert_ptr_equal(x, k == ka ? a : b);
-        assert_string_equal(atab_chars(x), k);
-        *(k == ka ? &held_a : &held_b) += 1;
+    const atab_atom *a[N];
+    long held[N];
+    for (int j = 0; j < N; j++) {
+        a[j] = atab_intern_cstr(t, k[j]);
+        held[j] = 1;
+        for (int i = 0; i < j; i++)
+            assert_ptr_not_equal(a[i], a[j]);
     }
-    while (held_a--)
-        assert_int_equal(atab_release(t, a), ATAB_OK);
-    while (held_b--)
-        assert_int_equal(atab_release(t, b), ATAB_OK);
-    assert_int_equal(atab_gc(t), 2);
+    for (int i = 0; i < 300; i++) {   /* runs of each, then turns */
+        int j = (i / 50) % 2 ? i % N : (i / 10) % N;
+        const atab_atom *x = atab_intern_cstr(t, k[j]);
+        assert_ptr_equal(x, a[j]);
+        assert_string_equal(atab_chars(x), k[j]);
+        held[j]++;
+    }
+    for (int j = 0; j < N; j++) {
+        while (held[j]--)
+            assert_int_equal(atab_release(t, a[j]), ATAB_OK);
+        assert_int_equal(atab_release(t, a[j]), ATAB_EREFS);
+    }
+    assert_int_equal(atab_gc(t), N);
     assert_int_equal(atab_count(t), 0);
     atab_table_free(t);
 }
+
+#ifndef ATAB_DEBUG   /* debug builds keep no records, so no caches */
+/* Way 0 and way 1 of key k's set on this thread's record (the last used). */
+static uint64_t way_of(atab_table *t, const char *k, int way)
+{
+    assert_ptr_equal(atab__tls_last.rec->t, t);
+    return atab__cache_slot(atab__tls_last.rec, atab__hash_bytes(SEED, k, strlen(k)))[way];
+}
+
+/* A set keeps the two atoms hit last, the one hit last in way 0: a hit in
+** way 1 is served there (a spare taken, the count left alone) and moves
+** it to way 0, and a third atom's entry pushes out the one hit longest
+** ago, whose spares go back to its count. */
+static void a_set_keeps_the_two_atoms_hit_last(void **state)
+{
+    (void)state;
+    char k[3][32];
+    keys_of_one_set(k, 3);
+    atab_table *t = sweeping_table(NULL, SEED, SIZE_MAX);
+    const atab_atom *a[3];
+    for (int j = 0; j < 3; j++)
+        a[j] = atab_intern_cstr(t, k[j]);   /* made: no entry yet */
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++)   /* an entry, then spares for it */
+            assert_ptr_equal(atab_intern_cstr(t, k[j]), a[j]);
+    uint32_t c0 = atab__count(a[0]), c1 = atab__count(a[1]);
+    assert_true(c1 > 3);   /* three held, and spares */
+    assert_ptr_equal(atab__ent_atom(way_of(t, k[0], 0)), a[1]);
+    assert_ptr_equal(atab__ent_atom(way_of(t, k[0], 1)), a[0]);
+    unsigned spares = atab__spares(way_of(t, k[0], 1));
+    assert_true(spares > 0);
+
+    assert_ptr_equal(atab_intern_cstr(t, k[0]), a[0]);   /* from way 1 */
+    assert_int_equal(atab__count(a[0]), c0);
+    assert_ptr_equal(atab__ent_atom(way_of(t, k[0], 0)), a[0]);
+    assert_int_equal(atab__spares(way_of(t, k[0], 0)), spares - 1);
+    assert_ptr_equal(atab__ent_atom(way_of(t, k[0], 1)), a[1]);
+
+    for (int i = 0; i < 2; i++)   /* the third: a[1], hit longest ago, goes */
+        assert_ptr_equal(atab_intern_cstr(t, k[2]), a[2]);
+    assert_ptr_equal(atab__ent_atom(way_of(t, k[0], 0)), a[2]);
+    assert_ptr_equal(atab__ent_atom(way_of(t, k[0], 1)), a[0]);
+    assert_int_equal(atab__count(a[1]), 3);   /* its spares back: what is held */
+
+    long held[3] = {4, 3, 3};
+    for (int j = 0; j < 3; j++)
+        while (held[j]--)
+            assert_int_equal(atab_release(t, a[j]), ATAB_OK);
+    assert_int_equal(atab_gc(t), 3);
+    assert_int_equal(atab_count(t), 0);
+    atab_table_free(t);
+}
+#endif
 
 /* Hits take spares in bulk; once every reference is released, the atom is
 ** unused (the spares went with the last release) and one more release is
@@ -234,7 +300,10 @@ static void a_static_hit_writes_nothing_and_enters_no_section(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(two_keys_of_one_entry_each_get_their_own_atom),
+        cmocka_unit_test(keys_of_one_set_each_get_their_own_atom),
+#ifndef ATAB_DEBUG
+        cmocka_unit_test(a_set_keeps_the_two_atoms_hit_last),
+#endif
         cmocka_unit_test(spares_taken_in_bulk_leave_with_the_last_holder),
         cmocka_unit_test(a_thread_that_exits_gives_its_spares_back),
         cmocka_unit_test(a_sweep_leaves_the_cache_nothing_stale),
