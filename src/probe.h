@@ -134,7 +134,7 @@ static inline const atab_atom *atab__cache_way1(atab__rec *r, uint64_t *e, uint6
 {
     uint64_t x = e[1];
     const atab_atom *a = atab__ent_atom(x);
-    if (((x ^ atab__ent_tag(h)) & ATAB__ENT_TAG) || !atab__ent_live(x) || !match(key, a))
+    if (!atab__way1_may(e, h) || !match(key, a))
         return NULL;
     atab__cache_promote(e);
     if (!atab__ent_usable(a, x) && atab__ent_stale(r, e) != 0)

@@ -271,18 +271,18 @@ static inline int atab__cache_ours(atab__rec *r)
 #endif
 }
 
+/* Does entry value e keep its atom alive (spares, or a static atom's)? */
+static inline int atab__ent_live(uint64_t e)
+{
+    return (e & ATAB__ENT_SPARES) != 0;
+}
+
 /* May way 1 of cache set e hold the atom of a key of hash h: is it live,
 ** with a tag that agrees with h? (Way 0 did not match the key.) */
 static inline int atab__way1_may(const uint64_t *e, uint64_t h)
 {
     uint64_t x = e[1];
-    return ((x ^ (h << 50)) >> 59) == 0 && (x & ATAB__ENT_SPARES) != 0;   /* atab__ent_tag */
-}
-
-/* Does entry value e keep its atom alive (spares, or a static atom's)? */
-static inline int atab__ent_live(uint64_t e)
-{
-    return (e & ATAB__ENT_SPARES) != 0;
+    return ((x ^ atab__ent_tag(h)) & ATAB__ENT_TAG) == 0 && atab__ent_live(x);
 }
 
 /* atab__ent_live of the entry at e, whose value the caller has read as x:
