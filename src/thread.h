@@ -139,7 +139,7 @@ typedef struct atab__rec {
     struct atab__rec *tnext, **tprev;   /* the owner's records (g_lock) */
     void *raw;                /* the allocation holding this aligned record */
     atab__bump bump;          /* its current chunk: its thread's (chunk.h) */
-    uint64_t e[ATAB__CACHE_SIZE];
+    uint64_t e[ATAB__CACHE_SIZE] __attribute__((aligned(16)));   /* each set on one line */
 } __attribute__((aligned(64))) atab__rec;
 
 /* The record this thread used last, for the one-compare fast path. */
@@ -242,6 +242,7 @@ static inline unsigned atab__spares(uint64_t e)
 }
 
 /* An entry's tag bits for hash h: its bits 9-13 (above the set's). */
+_Static_assert(ATAB__CACHE_SIZE / ATAB__CACHE_WAYS == 1u << 9, "the tag starts at hash bit 9");
 static inline uint64_t atab__ent_tag(uint64_t h)
 {
     return (h << 50) & ATAB__ENT_TAG;
