@@ -225,12 +225,15 @@ short_missed(atab_table *t, const char *s, size_t len, uint64_t h, int insert_ne
     return insert_new ? atab__find_or_insert_locked(t, &k, s, 1) : after_miss(t, &k, s, 0);
 }
 
-/* A found atom's end of the short-key path: its reference, then leave. */
+/* A found atom's end of the short-key path: its reference, then leave.
+** The hit path saw no spare of the key's atom in way 0 (the probe follows
+** a cache entry that did not answer), so the reference is atab__ref's slow
+** path at once: its inline test of way 0 would fail. */
 ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const atab_atom *a,
                                           const char *s, size_t len, uint64_t h,
                                           int insert_new)
 {
-    if (ATAB__UNLIKELY(atab__ref(t, r, a, h) != 0)) {
+    if (ATAB__UNLIKELY(atab__ref_slow(t, r, a, h) != 0)) {
         atab__leave(r);   /* killed by a sweep: absent */
         return short_missed(t, s, len, h, insert_new);
     }

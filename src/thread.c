@@ -429,12 +429,12 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 ** entry may hold spares from now on, so a queue sweep leaves it to a full
 ** sweep, whose flush empties the entry first (the caller holds a
 ** reference on it). */
-static uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h,
-                            int marked)
+ATAB__INLINE uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h,
+                              int marked)
 {
     uint64_t *e = atab__cache_slot(r, h);
-    if (e[1])
-        give_back(t, r, &e[1]);
+    if (atab__spares(e[1]) && !(e[1] & ATAB__ENT_STATIC))
+        give_back(t, r, &e[1]);   /* else its atom is owed nothing: e[1] is overwritten */
     e[1] = e[0];
     if (!marked && !atab_is_static(a))
         atab__count_mark_spared(a);
