@@ -33,7 +33,9 @@
 ** interleaved and their order rotated each repeat; a figure is the median
 ** (and min) of the repeats. Per row it prints atomtab / the fastest peer
 ** and atomtab / string_cache (time ratios: below 1, atomtab is faster),
-** then the goals as those ratios.
+** then the goals as those ratios, each with the same ratio taken within
+** each repeat (its two runs seconds apart) and the median and range of
+** those, which the machine's drift from repeat to repeat does not move.
 **
 ** usage: atompeers [--reps 5] [--quick] [--json] [--sc PATH] [--limit N]
 **                  [--backends a,b,..] FILE...
@@ -382,7 +384,25 @@ static void json_env(const env *e)
 
 typedef struct result {
     double med[NBACKENDS][NWL], min[NBACKENDS][NWL];
+    /* Each goal's ratio taken within each repeat (the two backends' runs of
+    ** one repeat, seconds apart), then the median and range of those: the
+    ** machine's drift between repeats cancels. n 0: not taken. */
+    struct { double med, lo, hi; size_t n; } pair[NWL];
 } result;
+
+/* Row w's ratio num / den within each of the n repeats: median and range. */
+static void pair_ratio(result *r, size_t w, const double *num, const double *den, size_t n)
+{
+    double v[100];
+    cell c = {v, 0};
+    for (size_t i = 0; i < n && i < 100; i++)
+        if (den[i] > 0)
+            v[c.n++] = num[i] / den[i];
+    r->pair[w].n = c.n;
+    r->pair[w].med = median(&c);   /* sorts v */
+    r->pair[w].lo = c.n ? v[0] : 0;
+    r->pair[w].hi = c.n ? v[c.n - 1] : 0;
+}
 
 /* The fastest (lowest) peer of row w, or -1. */
 static int fastest_peer(const result *r, const int *use, size_t w)
@@ -428,7 +448,16 @@ static void print_table(const env *e, const char *path, size_t ntok, size_t dist
     printf("  * no release: the intern alone (what that peer's host does)\n");
 }
 
-/* Issue goals as same-run ratios of this file's medians. */
+/* A goal's ratio within each repeat (result.pair), under its goal line. */
+static void print_pair(const result *r, size_t w)
+{
+    if (r->pair[w].n > 1)
+        printf("       within each repeat: median %.2f, range %.2f-%.2f (%zu repeats)\n",
+               r->pair[w].med, r->pair[w].lo, r->pair[w].hi, r->pair[w].n);
+}
+
+/* Issue goals as same-run ratios of this file's medians, each with the
+** same ratio taken within each repeat. */
 static void print_goals(const result *r, const int *use)
 {
     if (!use[AT])
@@ -444,6 +473,7 @@ static void print_goals(const result *r, const int *use)
         double v = r->med[AT][fg[i].w] / r->med[f][fg[i].w];
         printf("goal %-38s %5.2f (%s)   <= %.2f  %s\n", fg[i].what, v, backends[f].name,
                fg[i].lim, v <= fg[i].lim ? "met" : "NOT met");
+        print_pair(r, fg[i].w);
     }
     if (use[SC]) {
         for (size_t w = W_HITREL; w <= W_MIXPRE; w++) {
@@ -451,6 +481,7 @@ static void print_goals(const result *r, const int *use)
             printf("goal %-6s rate: atomtab / string_cache    %5.2f              >= 1.50  %s%s\n",
                    wl_name[w], v, v >= 1.5 ? "met" : "NOT met",
                    w == W_MIXPRE ? " (mix, its new strings made before the clock)" : "");
+            print_pair(r, w);
         }
     }
     double o = r->med[AT][W_BYTES];
@@ -561,12 +592,24 @@ int main(int argc, char **argv)
                     run_child(sc, &backends[b], argv[i], n, distinct, chars, cells[b]);
             }
         result r;
+        static double raw[NBACKENDS][NWL][100];   /* each repeat's figure, before median() sorts */
+        for (size_t b = 0; b < NBACKENDS; b++)
+            for (size_t w = 0; w < NWL; w++)
+                memcpy(raw[b][w], cells[b][w].v, cells[b][w].n * sizeof(double));
         for (size_t b = 0; b < NBACKENDS; b++)
             for (size_t w = 0; w < NWL; w++) {
                 r.med[b][w] = median(&cells[b][w]);
                 r.min[b][w] = cells[b][w].n ? cells[b][w].v[0] : 0;   /* sorted by median() */
                 free(cells[b][w].v);
             }
+        memset(r.pair, 0, sizeof r.pair);
+        for (size_t w = 0; use[AT] && w < NWL; w++) {
+            int f = fastest_peer(&r, use, w);
+            if ((w == W_HIT || w == W_STREAM) && f >= 0)
+                pair_ratio(&r, w, raw[AT][w], raw[f][w], (size_t)reps);
+            else if (w >= W_HITREL && w <= W_MIXPRE && use[SC])
+                pair_ratio(&r, w, raw[SC][w], raw[AT][w], (size_t)reps);
+        }
         if (json) {
             json_file(argv[i], n, distinct, use, &r, first);
         } else {
