@@ -8,8 +8,9 @@
 **     with no section and nothing written (static_hit); else it enters a
 **     read-side section on this thread's record (thread.h), and takes the
 **     atom and a spare reference from the entry, which keeps its atom
-**     alive; else it probes the key's two groups (probe.h) and takes a
-**     reference from the cache or the atom's count;
+**     alive (an entry whose tag disagrees with the key's hash is passed by
+**     without a read of its atom); else it probes the key's two groups
+**     (probe.h) and takes a reference from the cache or the atom's count;
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
 **     its own, one copy for each class of lengths (1-8, 9-16, 17-32) so
 **     that neither its hash nor its compare branches on the length, whose
@@ -403,7 +404,8 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
-        if (ATAB__LIKELY(atab__ent_live_at(e, x) && atab__match_short(&k, a))) {
+        if (ATAB__LIKELY(atab__tag_agrees(x, h) && atab__ent_live_at(e, x) &&
+                         atab__match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
                 return short_stale(r, s, len, h, insert_new);
             atab__ent_take_dyn(e, x);
@@ -460,7 +462,8 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
-        if (ATAB__LIKELY(atab__ent_live_at(e, x) && match_word(&k, a))) {
+        if (ATAB__LIKELY(atab__tag_agrees(x, h) && atab__ent_live_at(e, x) &&
+                         match_word(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
                 return short_stale(r, s, len, h, insert_new);
             atab__ent_take_dyn(e, x);

@@ -248,6 +248,13 @@ static inline uint64_t atab__ent_tag(uint64_t h)
     return (h << 50) & ATAB__ENT_TAG;
 }
 
+/* Does entry value x's tag agree with hash h? When not, its atom is not
+** the key's, and the hit path reads no byte of it. */
+static inline int atab__tag_agrees(uint64_t x, uint64_t h)
+{
+    return ((x ^ (h << 50)) >> 59) == 0;
+}
+
 /* The cache entry for a, of hash h, made way 0 of its set, or NULL. Inside
 ** a section only, and only while atab__cache_ours(r). */
 static inline uint64_t *atab__cache_find(atab__rec *r, const atab_atom *a, uint64_t h)
