@@ -167,7 +167,7 @@ static const atab_atom *find_or_insert(atab_table *t, const atab__key *k, const 
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         uint64_t *e = atab__cache_slot(r, k->hash), x = *e;
         const atab_atom *a = atab__ent_atom(x);
-        if (atab__ent_live(x) && atab__match_key(k, a)) {
+        if (atab__tag_agrees(x, k->hash) && atab__ent_live(x) && atab__match_key(k, a)) {
             ATAB__PAUSE("cache:entry", t);
             if (atab__ent_usable(a, x) || atab__ent_stale(r, e) == 0) {
                 atab__ent_take(e, x);
