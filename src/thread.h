@@ -252,6 +252,8 @@ static inline uint64_t atab__ent_tag(uint64_t h)
 ** the key's, and the hit path reads no byte of it. */
 static inline int atab__tag_agrees(uint64_t x, uint64_t h)
 {
+    __asm__("" : "+r"(h));   /* its shift made here and dropped: the hit path
+                                then keeps no register more for it */
     return ((x ^ (h << 50)) >> 59) == 0;
 }
 
