@@ -43,6 +43,11 @@
 #include "atab_int.h"
 #include "probe.h"
 
+/* The hit path's functions start on a line of their own, so that where
+** the linker places them does not move their first instructions across a
+** fetch block from one build to the next. */
+#define HOT_ALIGN __attribute__((aligned(64)))
+
 /* atab__match_short for keys of 1 to 16 bytes (9 to 16 on the hit path), which
 ** a word from each end compares: their probe is a copy of its own. */
 ATAB__INLINE int match_short16(const void *key, const atab_atom *a)
@@ -481,8 +486,9 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
 ** intern and lookup, each out of line (inline, GCC would hoist their
 ** common loads and save registers for them). */
 #define SHORT_CLASS(name, lo, hi, insert_new)                                              \
-    static __attribute__((noinline)) const atab_atom *name(atab_table *t, const char *s,  \
-                                                           size_t len)                    \
+    static __attribute__((noinline)) HOT_ALIGN const atab_atom *name(atab_table *t,       \
+                                                                     const char *s,       \
+                                                                     size_t len)          \
     {                                                                                     \
         return intern_short_in(t, s, len, insert_new, lo, hi);                            \
     }
@@ -491,13 +497,13 @@ SHORT_CLASS(intern_17_32, 17, ATAB__SHORT_KEY, 1)
 SHORT_CLASS(lookup_9_16, 9, 16, 0)
 SHORT_CLASS(lookup_17_32, 17, ATAB__SHORT_KEY, 0)
 
-static __attribute__((noinline)) const atab_atom *intern_1_8(atab_table *t, const char *s,
+static __attribute__((noinline)) HOT_ALIGN const atab_atom *intern_1_8(atab_table *t, const char *s,
                                                              size_t len)
 {
     return short8_in(t, s, len, 1);
 }
 
-static __attribute__((noinline)) const atab_atom *lookup_1_8(atab_table *t, const char *s,
+static __attribute__((noinline)) HOT_ALIGN const atab_atom *lookup_1_8(atab_table *t, const char *s,
                                                              size_t len)
 {
     return short8_in(t, s, len, 0);
@@ -529,7 +535,7 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
 /* The short path's classes are tail calls, chosen by the length with the
 ** range check folded in: a longer key pays nothing for them but two
 ** compares, since intern_bytes is a tail call too. */
-const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
+HOT_ALIGN const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 1);
@@ -540,7 +546,7 @@ const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
     return len - 1 < ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
 }
 
-const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
+HOT_ALIGN const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
     if (ATAB__UNLIKELY(!t || !s))
         return intern_bytes(t, s, len, 0);
@@ -754,7 +760,7 @@ static __attribute__((noinline)) int release_invalid(void)
 ** thread's last record (as the hit path finds it), then the reference kept
 ** in the atom's entry (atab__spare_keep), or a transient atom queued
 ** (atab__unref_sole); every other way is a tail call. */
-int atab_release(atab_table *t, const atab_atom *a)
+HOT_ALIGN int atab_release(atab_table *t, const atab_atom *a)
 {
     if (ATAB__UNLIKELY(!t || !a))
         return release_invalid();
