@@ -292,7 +292,7 @@ static inline int atab__ent_live(uint64_t e)
 static inline int atab__way1_may(const uint64_t *e, uint64_t h)
 {
     uint64_t x = e[1];
-    return ((x ^ atab__ent_tag(h)) & ATAB__ENT_TAG) == 0 && atab__ent_live(x);
+    return atab__tag_agrees(x, h) && atab__ent_live(x);
 }
 
 /* atab__ent_live of the entry at e, whose value the caller has read as x:
