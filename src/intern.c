@@ -497,14 +497,14 @@ SHORT_CLASS(intern_17_32, 17, ATAB__SHORT_KEY, 1)
 SHORT_CLASS(lookup_9_16, 9, 16, 0)
 SHORT_CLASS(lookup_17_32, 17, ATAB__SHORT_KEY, 0)
 
-static __attribute__((noinline)) HOT_ALIGN const atab_atom *intern_1_8(atab_table *t, const char *s,
-                                                             size_t len)
+static __attribute__((noinline)) HOT_ALIGN const atab_atom *intern_1_8(atab_table *t,
+                                                                       const char *s, size_t len)
 {
     return short8_in(t, s, len, 1);
 }
 
-static __attribute__((noinline)) HOT_ALIGN const atab_atom *lookup_1_8(atab_table *t, const char *s,
-                                                             size_t len)
+static __attribute__((noinline)) HOT_ALIGN const atab_atom *lookup_1_8(atab_table *t,
+                                                                       const char *s, size_t len)
 {
     return short8_in(t, s, len, 0);
 }

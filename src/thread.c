@@ -404,6 +404,13 @@ static void free_queue(atab_table *t, atab__rec *r)
 
 /* ---- the cache of spare references ---- */
 
+/* Does entry value x hold spares that its atom's count is owed (a static
+** atom's show spares but have no count)? */
+static inline int owes_spares(uint64_t x)
+{
+    return atab__spares(x) && !(x & ATAB__ENT_STATIC);
+}
+
 /* Gives an entry's spares back to its atom's count and frees the entry. An
 ** atom left unused by them is counted towards t->unused, unless a release
 ** through this entry counted it already. */
@@ -415,7 +422,7 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
                                                  between leaks the spares, and never
                                                  gives them back twice; atomic for the
                                                  owner's atab__ent_peek */
-    if (n && !(x & ATAB__ENT_STATIC)) {   /* a static atom has no count */
+    if (owes_spares(x)) {
         const atab_atom *a = atab__ent_atom(x);
         int what = atab__count_drop(a, n, 0, queue_room(r));
         if (what != ATAB__DROP_UNUSED || !(x & ATAB__ENT_ZERO))
@@ -433,7 +440,7 @@ ATAB__INLINE uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *
                               int marked)
 {
     uint64_t *e = atab__cache_slot(r, h);
-    if (atab__spares(e[1]) && !(e[1] & ATAB__ENT_STATIC))
+    if (owes_spares(e[1]))
         give_back(t, r, &e[1]);   /* else its atom is owed nothing: e[1] is overwritten */
     e[1] = e[0];
     if (!marked && !atab_is_static(a))

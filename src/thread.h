@@ -249,12 +249,14 @@ static inline uint64_t atab__ent_tag(uint64_t h)
 }
 
 /* Does entry value x's tag agree with hash h? When not, its atom is not
-** the key's, and the hit path reads no byte of it. */
+** the key's, and the hit path reads no byte of it. The tag is the entry's
+** top bits, so a shift keeps it alone. */
+_Static_assert((~ATAB__ENT_TAG >> __builtin_ctzll(ATAB__ENT_TAG)) == 0, "the tag is the top bits");
 static inline int atab__tag_agrees(uint64_t x, uint64_t h)
 {
     __asm__("" : "+r"(h));   /* its shift made here and dropped: the hit path
                                 then keeps no register more for it */
-    return ((x ^ (h << 50)) >> 59) == 0;
+    return ((x ^ atab__ent_tag(h)) >> __builtin_ctzll(ATAB__ENT_TAG)) == 0;
 }
 
 /* The cache entry for a, of hash h, made way 0 of its set, or NULL. Inside
