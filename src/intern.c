@@ -98,24 +98,20 @@ static inline uintptr_t room_in(const uint8_t *ctrl_a, uint32_t fa, const uint8_
 ** byte and its slot), which other threads' inserts and sweeps write too,
 ** are asked for first (atab__prefetch_w), so that their transfers overlap
 ** each other and the atom's making instead of following the lock's. */
-ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
-                                           uint64_t holds, uintptr_t room)
+ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
 {
-    if (!s || len - 1 >= ATAB__SHORT_KEY)
-        __builtin_unreachable();
+    const uint8_t *ctrl = (const uint8_t *)(room & ~(uintptr_t)15);
+    int ok = (int)t->prefetchw;
+    atab__prefetch_w(ok, atab__shard_of(t, h));
+    atab__prefetch_w(ok, ctrl + (room & 15));
+    atab__prefetch_w(ok, ctrl + ATAB__GROUP + 8 * (room & 15));
+}
+
+/* insert_short's end, with its atom na made (not yet linked). */
+ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t len, uint64_t h,
+                                          uint64_t holds, uintptr_t room, atab_atom *na)
+{
     atab_table *t = r->t;
-    atab_atom *na = NULL;
-    if (room) {
-        const uint8_t *ctrl = (const uint8_t *)(room & ~(uintptr_t)15);
-        int ok = (int)t->prefetchw;
-        atab__prefetch_w(ok, atab__shard_of(t, h));
-        atab__prefetch_w(ok, ctrl + (room & 15));
-        atab__prefetch_w(ok, ctrl + ATAB__GROUP + 8 * (room & 15));
-    }
-    if (!room || atab__static_lookup(t, s, len) ||
-        (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
-         !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
-        return atab__insert_short_locked(t, s, len, h, NULL);
     atab__atom_init_short(na, s, len);
     ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
@@ -127,6 +123,22 @@ ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t l
         return atab__made_by(r, na, h);
     }
     return atab__insert_made_locked(r, sh, s, len, h, na);
+}
+
+ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
+                                           uint64_t holds, uintptr_t room)
+{
+    if (!s || len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();
+    atab_table *t = r->t;
+    atab_atom *na = NULL;
+    if (room)
+        insert_prefetch(t, h, room);
+    if (!room || atab__static_lookup(t, s, len) ||
+        (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
+         !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
+        return atab__insert_short_locked(t, s, len, h, NULL);
+    return insert_made(r, s, len, h, holds, room, na);
 }
 
 /* insert_short, out of line, for find_or_insert. */
@@ -309,10 +321,27 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
     }
     if (ATAB__UNLIKELY(v.overflow))
         return short_past_b(t, s, len, h, insert_new);
-    atab__leave(r);
-    if (!insert_new)
+    if (!insert_new) {
+        atab__leave(r);
         return short_missed(t, s, len, h, 0);
-    return insert_short(r, s, len, h, holds, room_in(ctrl, gra.free, ctrl_b, fb));
+    }
+    /* insert_short, its block taken from r's queue in this section */
+    if (!s || len - 1 >= ATAB__SHORT_KEY)
+        __builtin_unreachable();
+    uintptr_t room = room_in(ctrl, gra.free, ctrl_b, fb);
+    atab_atom *na = NULL;
+    if (room)
+        insert_prefetch(t, h, room);
+    if (!room || atab__static_lookup(t, s, len)) {
+        atab__leave(r);
+        return atab__insert_short_locked(t, s, len, h, NULL);
+    }
+    if (atab__carved(len))
+        na = atab__recycled_take_in(r, t->queue_cap, len);
+    atab__leave(r);
+    if (!na && !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len))))
+        return atab__insert_short_locked(t, s, len, h, NULL);
+    return insert_made(r, s, len, h, holds, room, na);
 }
 
 /* The probe's copies: one for each class of keys, each of intern and

@@ -547,17 +547,27 @@ ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom *
 /* A block for a new atom of len bytes from r's queue (the block of an atom
 ** of its size class that its sweep freed), or NULL. Its owner's, outside
 ** sections. */
+static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size_t len);
+
 static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t len)
 {
-    atab_atom *a = NULL, **kept;
     if (!atab__carved(len))
         return NULL;
-    size_t c = atab__class_of(len);
     atab__enter_rec(r);
+    atab_atom *a = atab__recycled_take_in(r, cap, len);
+    atab__leave(r);
+    return a;
+}
+
+/* atab__recycled_take for its owner inside a section on r, for a carved
+** length (atab__carved). */
+static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size_t len)
+{
+    atab_atom *a = NULL, **kept;
+    size_t c = atab__class_of(len);
     if (atab__cache_ours(r) && r->queue &&
         (a = (kept = atab__queue_kept(r->queue, cap))[c]) != NULL)
         memcpy(&kept[c], a, sizeof a);   /* the next block */
-    atab__leave(r);
     return a;
 }
 
