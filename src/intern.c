@@ -81,23 +81,11 @@ static inline uintptr_t room_in(const uint8_t *ctrl_a, uint32_t fa, const uint8_
     return fa ? atab__room(ctrl_a, fa) : fb ? atab__room(ctrl_b, fb) : 0;
 }
 
-/* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
-** record r on the table, whose lock-free probe missed, having read the
-** shard's hold count `holds` and seen room at `room` (table.h). Called
-** outside any section.
-** Its atom is made before the lock, from r's recycled blocks or its bump
-** (no lock). Under the lock, a count unchanged since the probe means
-** nothing was filled and no array replaced since: the atom goes into the
-** room seen, with no probe again, and the lock is dropped. Else the probe
-** is made again under the lock (atab__insert_made_locked). A static
-** atom's key (the sets' filters, then their index), no block at hand, or
-** no room seen go the locked way (atab__insert_short_locked). A shard
-** with no array has a limit of 0, so the room its probe saw, in
-** atab__no_slots, is never written.
-** The three lines the lock's hold writes (the shard's, the room's control
-** byte and its slot), which other threads' inserts and sweeps write too,
-** are asked for first (atab__prefetch_w), so that their transfers overlap
-** each other and the atom's making instead of following the lock's. */
+/* The three lines that an insert's hold of the shard's lock writes (the
+** shard's, the room's control byte and its slot), which other threads'
+** inserts and sweeps write too, asked for before the atom is made
+** (atab__prefetch_w), so that their transfers overlap each other and the
+** atom's making instead of following the lock's. */
 ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
 {
     const uint8_t *ctrl = (const uint8_t *)(room & ~(uintptr_t)15);
@@ -107,7 +95,14 @@ ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
     atab__prefetch_w(ok, ctrl + ATAB__GROUP + 8 * (room & 15));
 }
 
-/* insert_short's end, with its atom na made (not yet linked). */
+/* The end of a short key's insert (insert_short), with na, the block for
+** its atom, in hand, outside any section. The atom is made before the
+** lock. Under the lock, a hold count unchanged since the probe means
+** nothing was filled and no array replaced since: the atom goes into the
+** room seen, with no probe again, and the lock is dropped. Else the probe
+** is made again under the lock (atab__insert_made_locked). A shard with no
+** array has a limit of 0, so the room its probe saw, in atab__no_slots, is
+** never written. */
 ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t len, uint64_t h,
                                           uint64_t holds, uintptr_t room, atab_atom *na)
 {
@@ -125,6 +120,14 @@ ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t le
     return atab__insert_made_locked(r, sh, s, len, h, na);
 }
 
+/* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
+** record r on the table, whose lock-free probe missed, having read the
+** shard's hold count `holds` and seen room at `room` (table.h). Called
+** outside any section. Its block comes from r's recycled blocks or its
+** bump (no lock), then insert_made. A static atom's key (the sets'
+** filters, then their index), no block at hand, or no room seen go the
+** locked way (atab__insert_short_locked). The short-key probe
+** (short_probe_in) does the same, with the block taken in its section. */
 ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
                                            uint64_t holds, uintptr_t room)
 {
@@ -325,7 +328,8 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
         atab__leave(r);
         return short_missed(t, s, len, h, 0);
     }
-    /* insert_short, its block taken from r's queue in this section */
+    /* insert_short, with its block popped from r's queue in this section, not
+    ** in a section of its own (atab__recycled_take) */
     if (!s || len - 1 >= ATAB__SHORT_KEY)
         __builtin_unreachable();
     uintptr_t room = room_in(ctrl, gra.free, ctrl_b, fb);
