@@ -185,6 +185,16 @@ static void *worker_join(worker *w)
     return w->ret;
 }
 
+/* Waits for w's fn to return (its thread may still be exiting). */
+static inline void worker_returned(worker *w)
+{
+    for (long ms = 0; !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE); ms++) {
+        if (ms >= WAIT_S * 1000L)
+            hang("a worker did not return");
+        usleep(1000);
+    }
+}
+
 /* Has w's thread exited (its thread-exit work done) within QUIET_MS? */
 static inline int worker_exits_soon(worker *w)
 {

@@ -1323,6 +1323,98 @@ static void insert_paused_with_its_atom_made_while_another_key_takes_its_room(vo
     made_schedule(2);
 }
 
+/* ---- a short key's insert takes its block in its probe's section ---- */
+
+#define TAKE_N 64   /* the sweep threshold: the 64th release sweeps the queue */
+
+typedef struct take_case {
+    atab_table *t;
+    atab__rec *rec;                 /* W's record */
+    const atab_atom *dead[TAKE_N];  /* W's swept atoms, their blocks on its queue */
+    const atab_atom *got;
+    int ready;                      /* W swept, rec set (atomic) */
+    sem_t go;
+} take_case;
+
+static void *do_take_gc(void *arg)
+{
+    take_case *c = arg;
+    atab_gc(c->t);
+    return NULL;
+}
+
+static void *do_churn_then_intern(void *arg)
+{
+    take_case *c = arg;
+    char buf[16];
+    for (int i = 0; i < TAKE_N; i++) {   /* 10 bytes each, as the new key */
+        snprintf(buf, sizeof buf, "take-%05d", i);
+        c->dead[i] = atab_intern_cstr(c->t, buf);
+        assert_non_null(c->dead[i]);
+        assert_int_equal(atab_release(c->t, c->dead[i]), ATAB_OK);
+    }
+    c->rec = my_rec(c->t);
+    atab_atom **kept = atab__queue_kept(c->rec->queue, c->t->queue_cap);
+    assert_non_null(kept[atab__class_of(10)]);   /* blocks for a new 10-byte atom */
+    __atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
+    while (sem_wait(&c->go) != 0)
+        ;
+    c->got = atab_intern_cstr(c->t, "take-fresh");   /* a miss: the insert */
+    return NULL;
+}
+
+/* W swept its queue, whose blocks it keeps for its next new atoms; a full
+** sweep F (atab_gc) flags every record, sees W out of any section and
+** stops while it holds W's record ("flush:record"), before it takes W's
+** queue away. W then interns a new key of the blocks' size: its probe's
+** section finds the record flagged, so the insert takes no block from the
+** queue that F holds and carves one. Let go, F takes the queue and gives
+** its blocks back; the new atom is whole, counts exact. */
+static void insert_while_a_sweep_holds_its_record_takes_no_kept_block(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    take_case c;
+    worker w, f;
+    memset(&c, 0, sizeof c);
+    sem_init(&c.go, 0, 0);
+    setup_hooks();
+    c.t = sweeping_table(&al, 7, TAKE_N);
+    assert_non_null(c.t);
+    worker_start(&w, ROLE_A, do_churn_then_intern, &c);
+    while (!__atomic_load_n(&c.ready, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    pause_at *pf = pause_arm("flush:record", ROLE_B, c.rec);   /* W waits on c.go */
+    worker_start(&f, ROLE_B, do_take_gc, &c);
+    pause_wait(pf);   /* F holds W's record */
+    assert_int_equal(__atomic_load_n(&c.rec->flush_req, __ATOMIC_ACQUIRE), 1);
+    sem_post(&c.go);
+    worker_returned(&w);   /* its insert waits for nothing F holds (its exit
+                              waits for F's registry lock) */
+    assert_non_null(c.got);
+    assert_string_equal(atab_chars(c.got), "take-fresh");
+    for (int i = 0; i < TAKE_N; i++)
+        assert_ptr_not_equal(c.got, c.dead[i]);   /* no kept block: F holds them */
+    pause_release(pf);
+    worker_join(&f);
+    worker_join(&w);
+    sem_destroy(&c.go);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 0);
+    assert_int_equal(atab_count(c.t), 1);
+    assert_int_equal(atab__count(c.got), 1);
+    assert_ptr_equal(atab_lookup(c.t, "take-fresh", 10), c.got);
+    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    atab_gc(c.t);
+    assert_int_equal(atab_count(c.t), 0);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* Points that no pause names, and threads that no pause names, pass
 ** through: a busy table with the hook installed and nothing armed. */
 static void unarmed_points_pass_through(void **state)
@@ -1371,6 +1463,7 @@ int main(void)
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_another_key_takes_its_room),
+        cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
