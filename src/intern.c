@@ -95,9 +95,10 @@ ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
     atab__prefetch_w(ok, ctrl + ATAB__GROUP + 8 * (room & 15));
 }
 
-/* The end of a short key's insert (insert_short), with na, the block for
-** its atom, in hand, outside any section. The atom is made before the
-** lock. Under the lock, a hold count unchanged since the probe means
+/* The end of a short key's insert (insert_short), outside any section,
+** with na, the block for its atom, from r's recycled blocks, or NULL: one
+** carved from r's bump (no lock), else the locked way. The atom is made
+** before the lock. Under the lock, a hold count unchanged since the probe means
 ** nothing was filled and no array replaced since: the atom goes into the
 ** room seen, with no probe again, and the lock is dropped. Else the probe
 ** is made again under the lock (atab__insert_made_locked). A shard with no
@@ -107,6 +108,8 @@ ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t le
                                           uint64_t holds, uintptr_t room, atab_atom *na)
 {
     atab_table *t = r->t;
+    if (!na && !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len))))
+        return atab__insert_short_locked(t, s, len, h, NULL);
     atab__atom_init_short(na, s, len);
     ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
@@ -120,28 +123,34 @@ ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t le
     return atab__insert_made_locked(r, sh, s, len, h, na);
 }
 
+/* Must the insert of short key s, whose probe saw room at `room` (0 for
+** none), go the locked way: no room, or a static atom's key (the sets'
+** filters, then their index)? Else the lines its lock's hold writes are
+** asked for (insert_prefetch). */
+ATAB__INLINE int insert_locked_first(atab_table *t, const char *s, size_t len, uint64_t h,
+                                     uintptr_t room)
+{
+    if (!room)
+        return 1;
+    insert_prefetch(t, h, room);
+    return atab__static_lookup(t, s, len) != NULL;
+}
+
 /* The insert of short UTF-8 key s (len bytes, hash h) by this thread's
 ** record r on the table, whose lock-free probe missed, having read the
 ** shard's hold count `holds` and seen room at `room` (table.h). Called
-** outside any section. Its block comes from r's recycled blocks or its
-** bump (no lock), then insert_made. A static atom's key (the sets'
-** filters, then their index), no block at hand, or no room seen go the
-** locked way (atab__insert_short_locked). The short-key probe
-** (short_probe_in) does the same, with the block taken in its section. */
+** outside any section: insert_locked_first, then insert_made with a block
+** from r's recycled ones. The short-key probe (short_probe_in) does the
+** same, with the block taken in its section. */
 ATAB__INLINE const atab_atom *insert_short(atab__rec *r, const char *s, size_t len, uint64_t h,
                                            uint64_t holds, uintptr_t room)
 {
     if (!s || len - 1 >= ATAB__SHORT_KEY)
         __builtin_unreachable();
     atab_table *t = r->t;
-    atab_atom *na = NULL;
-    if (room)
-        insert_prefetch(t, h, room);
-    if (!room || atab__static_lookup(t, s, len) ||
-        (!(na = atab__recycled_take(r, t->queue_cap, len)) &&
-         !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len)))))
+    if (insert_locked_first(t, s, len, h, room))
         return atab__insert_short_locked(t, s, len, h, NULL);
-    return insert_made(r, s, len, h, holds, room, na);
+    return insert_made(r, s, len, h, holds, room, atab__recycled_take(r, t->queue_cap, len));
 }
 
 /* insert_short, out of line, for find_or_insert. */
@@ -333,18 +342,12 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
     if (!s || len - 1 >= ATAB__SHORT_KEY)
         __builtin_unreachable();
     uintptr_t room = room_in(ctrl, gra.free, ctrl_b, fb);
-    atab_atom *na = NULL;
-    if (room)
-        insert_prefetch(t, h, room);
-    if (!room || atab__static_lookup(t, s, len)) {
+    if (insert_locked_first(t, s, len, h, room)) {
         atab__leave(r);
         return atab__insert_short_locked(t, s, len, h, NULL);
     }
-    if (atab__carved(len))
-        na = atab__recycled_take_in(r, t->queue_cap, len);
+    atab_atom *na = atab__recycled_take_in(r, t->queue_cap, len);
     atab__leave(r);
-    if (!na && !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len))))
-        return atab__insert_short_locked(t, s, len, h, NULL);
     return insert_made(r, s, len, h, holds, room, na);
 }
 

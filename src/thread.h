@@ -559,11 +559,12 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
     return a;
 }
 
-/* atab__recycled_take for its owner inside a section on r, for a carved
-** length (atab__carved). */
+/* atab__recycled_take for its owner inside a section on r. */
 static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size_t len)
 {
     atab_atom *a = NULL, **kept;
+    if (!atab__carved(len))
+        return NULL;
     size_t c = atab__class_of(len);
     if (atab__cache_ours(r) && r->queue &&
         (a = (kept = atab__queue_kept(r->queue, cap))[c]) != NULL)
