@@ -545,21 +545,8 @@ ATAB__HIDDEN const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n);
 ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q);
 
 /* A block for a new atom of len bytes from r's queue (the block of an atom
-** of its size class that its sweep freed), or NULL. Its owner's, outside
-** sections. */
-static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size_t len);
-
-static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t len)
-{
-    if (!atab__carved(len))
-        return NULL;
-    atab__enter_rec(r);
-    atab_atom *a = atab__recycled_take_in(r, cap, len);
-    atab__leave(r);
-    return a;
-}
-
-/* atab__recycled_take for its owner inside a section on r. */
+** of its size class that its sweep freed), or NULL. Its owner's, inside a
+** section on r. */
 static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size_t len)
 {
     atab_atom *a = NULL, **kept;
@@ -569,6 +556,17 @@ static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size
     if (atab__cache_ours(r) && r->queue &&
         (a = (kept = atab__queue_kept(r->queue, cap))[c]) != NULL)
         memcpy(&kept[c], a, sizeof a);   /* the next block */
+    return a;
+}
+
+/* The same, for its owner outside sections: in a section of its own. */
+static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t len)
+{
+    if (!atab__carved(len))
+        return NULL;
+    atab__enter_rec(r);
+    atab_atom *a = atab__recycled_take_in(r, cap, len);
+    atab__leave(r);
     return a;
 }
 
