@@ -30,6 +30,10 @@
 ** their grace periods, come more often).
 ** --pin: worker i runs on CPU i mod the CPUs (Linux), so that a run of 2
 ** threads on 2 CPUs is not moved between them mid-run.
+** --private: worker i has a table of its own (each built and warmed as
+** the shared one is), so threads share no line of any table: what more
+** threads cost with nothing shared but the machine (its L3, memory, clock
+** and the process's grace periods) is the floor under the shared figures.
 **
 ** The header gives the core-to-core round trip: two threads pinned to
 ** CPUs 0 and 1 pass a counter back and forth through two cache lines.
@@ -40,7 +44,7 @@
 ** 2-CPU VM on one day).
 **
 ** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]
-**                    [--reps 3] [--sweep-threshold N] [--pin] [--json] FILE
+**                    [--reps 3] [--sweep-threshold N] [--pin] [--private] [--json] FILE
 */
 #include <pthread.h>
 #include <sched.h>
@@ -67,8 +71,11 @@ static void load(const char *path, tokens *t)
 enum { MODE_HIT, MODE_SAME, MODE_MIX, MODE_SAMEDYN, NMODES };
 static const char *const mode_name[NMODES] = {"hit", "same", "mix", "samedyn"};
 
+#define MAX_THREADS 1024
+
 typedef struct shared {
     atab_table *t;
+    atab_table **own;      /* --private: worker i's table, else NULL */
     const tokens *k;
     int mode, nthreads, pin;
     int go, stop;          /* atomic */
@@ -161,6 +168,7 @@ static void *work(void *arg)
     worker *w = arg;
     shared *sh = w->sh;
     const tokens *k = sh->k;
+    atab_table *t = sh->own ? sh->own[w->id] : sh->t;
     size_t i = k->n / (size_t)sh->nthreads * (size_t)w->id, fresh = 0;
     uint64_t ops = 0;
     char buf[64];
@@ -175,14 +183,14 @@ static void *work(void *arg)
             int rc;
             if (sh->mode == MODE_SAME) {
                 unsigned x = (unsigned)ops & 3;
-                rc = hit_op(sh->t, sh->same[x], sh->same_len[x]);
+                rc = hit_op(t, sh->same[x], sh->same_len[x]);
             } else if (sh->mode == MODE_SAMEDYN) {
-                rc = hit_op(sh->t, sh->samedyn[ops & 3], 14);
+                rc = hit_op(t, sh->samedyn[ops & 3], 14);
             } else if (sh->mode == MODE_MIX && (ops & 7) == 7) {
                 int n = snprintf(buf, sizeof buf, "mix-%d-%zu", w->id, fresh++);
-                rc = hit_op(sh->t, buf, (size_t)n);   /* new, then unused */
+                rc = hit_op(t, buf, (size_t)n);   /* new, then unused */
             } else {
-                rc = hit_op(sh->t, k->s[i], k->len[i]);
+                rc = hit_op(t, k->s[i], k->len[i]);
                 if (++i == k->n)
                     i = 0;
             }
@@ -245,7 +253,8 @@ static int cmp_dbl(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, pin = 0, i, modes[NMODES], nm = 0;
+    int threads[16], nt = 0, ms = 300, reps = 3, json = 0, pin = 0, priv = 0, i;
+    int modes[NMODES], nm = 0;
     atab_options opts;
     memset(&opts, 0, sizeof opts);
     const char *list = "1,2,4,8,16", *mlist = "hit,same,mix";
@@ -264,11 +273,13 @@ int main(int argc, char **argv)
             json = 1;
         else if (strcmp(argv[i], "--pin") == 0)
             pin = 1;
+        else if (strcmp(argv[i], "--private") == 0)
+            priv = 1;
         else
             break;
     }
     for (const char *p = list; *p && nt < 16; p += strcspn(p, ","), p += *p == ',')
-        if ((threads[nt] = atoi(p)) > 0 && threads[nt] <= 1024)
+        if ((threads[nt] = atoi(p)) > 0 && threads[nt] <= MAX_THREADS)
             nt++;
     for (const char *p = mlist; *p && nm < NMODES; p += strcspn(p, ","), p += *p == ',')
         for (int m = 0; m < NMODES; m++)
@@ -280,7 +291,8 @@ int main(int argc, char **argv)
         want_samedyn |= modes[m] == MODE_SAMEDYN;
     if (i + 1 != argc || nt == 0 || nm == 0 || ms < 1 || reps < 1 || reps > 99) {
         fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix]"
-                        " [--ms 300] [--reps 3] [--sweep-threshold N] [--pin] [--json] FILE\n");
+                        " [--ms 300] [--reps 3] [--sweep-threshold N] [--pin] [--private]"
+                        " [--json] FILE\n");
         return 2;
     }
     tokens k;
@@ -289,15 +301,28 @@ int main(int argc, char **argv)
     memset(&sh, 0, sizeof sh);
     sh.k = &k;
     sh.pin = pin;
-    if (!(sh.t = atab_table_new(&opts)))
-        return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
-    tokens_warm(sh.t, &k, "atomthreads");   /* every distinct token held once */
+    int max_threads = 0;
+    for (int j = 0; j < nt; j++)
+        max_threads = threads[j] > max_threads ? threads[j] : max_threads;
     for (int j = 0; j < 4; j++) {
         sh.same[j] = k.s[j], sh.same_len[j] = k.len[j];
         snprintf(sh.samedyn[j], sizeof sh.samedyn[j], "samedyn-atom-%d", j);
-        if (want_samedyn && !atab_intern(sh.t, sh.samedyn[j], 14))   /* held, like the corpus */
-            return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
     }
+    /* the shared table, or with --private one for each worker */
+    int n_tabs = priv ? max_threads : 1;
+    atab_table **tabs = calloc((size_t)n_tabs, sizeof *tabs);
+    for (int ti = 0; tabs && ti < n_tabs; ti++) {
+        if (!(tabs[ti] = atab_table_new(&opts)))
+            return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
+        tokens_warm(tabs[ti], &k, "atomthreads");   /* every distinct token held once */
+        for (int j = 0; j < 4; j++)
+            if (want_samedyn && !atab_intern(tabs[ti], sh.samedyn[j], 14))   /* held */
+                return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
+    }
+    if (!tabs)
+        return fprintf(stderr, "atomthreads: out of memory\n"), 1;
+    sh.t = tabs[0];
+    sh.own = priv ? tabs : NULL;
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -308,13 +333,15 @@ int main(int argc, char **argv)
     if (json)
         printf("{\"machine\": {\"nproc\": %ld, \"cpu\": \"%s\", \"round_trip_ns\": %s}, "
                "\"file\": \"%s\", \"ms\": %d, \"reps\": %d, \"pinned\": %s, "
-               "\"unit\": \"Mops/s\", \"results\": [",
-               ncpu, cpu, rt, argv[i], ms, reps, pin ? "true" : "false");
+               "\"private\": %s, \"unit\": \"Mops/s\", \"results\": [",
+               ncpu, cpu, rt, argv[i], ms, reps, pin ? "true" : "false",
+               priv ? "true" : "false");
     else
         printf("atomthreads: %ld CPUs, %s; core-to-core round trip %s%s%s; %s, %zu tokens,"
-               " %zu atoms; median of %d x %d ms; op = atab_intern + atab_release\n%-7s %7s",
+               " %zu atoms; median of %d x %d ms; op = atab_intern + atab_release%s\n%-7s %7s",
                ncpu, cpu, rt_ns > 0 ? rt : "n/a", rt_ns > 0 ? " ns" : "",
-               pin ? "; threads pinned" : "", argv[i], k.n, atab_count(sh.t), reps, ms, "mode",
+               pin ? "; threads pinned" : "", argv[i], k.n, atab_count(sh.t), reps, ms,
+               priv ? "; a table per thread" : "", "mode",
                "threads");
     if (!json)
         printf(" %10s %8s %10s\n", "Mops/s", "scaling", "cpu-ns/op");
@@ -354,6 +381,8 @@ int main(int argc, char **argv)
     if (json)
         printf("\n]}\n");
     free(all);
-    atab_table_free(sh.t);
+    for (int ti = 0; ti < n_tabs; ti++)
+        atab_table_free(tabs[ti]);
+    free(tabs);
     return 0;
 }

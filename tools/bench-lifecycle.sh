@@ -18,7 +18,10 @@
 # count, the counts interleaved), so the two figures of a ratio are seconds
 # apart. A figure is the median over the rounds, and a goal's ratio the
 # median of the rounds' own ratios, with their range beside it: a slow spell
-# of a shared machine moves one round, not the result.
+# of a shared machine moves one round, not the result. Where mix runs, each
+# round also runs it with a table per thread (atomthreads --private): with
+# no line of any table shared, its scaling is what the machine itself
+# allows, the floor under the shared table's.
 set -e
 threads_bin=$1 latency_bin=$2 sc_bin=$3 file=$4 out=${5:-}
 [ -n "$threads_bin" ] && [ -n "$latency_bin" ] && [ -n "$file" ] || {
@@ -95,6 +98,8 @@ for r in $(seq "$ROUNDS"); do
             "$file" > "$out/threads.atomtab.$m.r$r.json"
         [ -z "$sc_bin" ] || "$sc_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" \
             --reps "$REPS" "$file" > "$out/threads.string_cache.$m.r$r.json"
+        [ "$m" != mix ] || "$threads_bin" --json --private --threads "$THREADS" --modes mix \
+            --ms "$MS" --reps "$REPS" "$file" > "$out/threads.private.mix.r$r.json"
     done
 done
 printf '%-8s %7s %12s %10s %14s %10s %18s\n' mode threads "atomtab Mops" cpu-ns/op \
@@ -112,6 +117,13 @@ for m in $modes; do
         printf '%-8s %7s %12s %10s %14s %10s %18s\n' "$m" "$n" "$a" "$ac" "${s:--}" "${sc:--}" "$rs"
     done
 done
+case " $modes " in *" mix "*)
+    echo "mix, a table per thread (atomthreads --private: no table line shared)"
+    for n in $(echo "$THREADS" | tr ',' ' '); do
+        printf '%-8s %7s %12s %10s\n' mix "$n" "$(med $(fieldr private mix "$n" mops))" \
+            "$(med $(fieldr private mix "$n" cpu_ns_per_op))"
+    done
+esac
 # The core-to-core round trip that each atomtab run measured as it began
 # (atomthreads; null where the process may not run on CPUs 0 and 1): the
 # figures of threads that share lines move with it.
@@ -147,11 +159,17 @@ fi
 goal "atomtab mix Mops/s 2T / 1T" "$(rratio atomtab mix 2 mops atomtab mix 1 mops)" ">=" 1.6
 goal "atomtab mix cpu-ns/op 2T / 1T" \
     "$(rratio atomtab mix 2 cpu_ns_per_op atomtab mix 1 cpu_ns_per_op)" "<=" 1.2
+case " $modes " in *" mix "*)
+    echo "    the floor, a table per thread: mix cpu-ns/op 2T / 1T" \
+        "$(rratio private mix 2 cpu_ns_per_op private mix 1 cpu_ns_per_op)"
+esac
 goal "atomtab mix Mops/s 16T / 1T" "$(rratio atomtab mix 16 mops atomtab mix 1 mops)" ">=" 1.5
 case ",$THREADS," in *,16,*)   # goals for 16 cores: only where there are 16
     if [ "$(nproc)" -ge 16 ]; then
         goal "atomtab mix cpu-ns/op 16T / 1T" \
             "$(rratio atomtab mix 16 cpu_ns_per_op atomtab mix 1 cpu_ns_per_op)" "<=" 1.3
+        echo "    the floor, a table per thread: mix cpu-ns/op 16T / 1T" \
+            "$(rratio private mix 16 cpu_ns_per_op private mix 1 cpu_ns_per_op)"
         goal "atomtab hit Mops/s 16T / 1T" "$(rratio atomtab hit 16 mops atomtab hit 1 mops)" ">=" 12
     else
         echo "  (16-core goals, mix cpu-ns/op and hit Mops/s 16T / 1T: skipped on $(nproc) CPUs)"
