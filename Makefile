@@ -711,8 +711,8 @@ bench-node: node-addon
 # such cargo, or when its build fails, the Rust side is skipped with a
 # message. Benchmarks only: make test and CI need no Rust.
 # Knobs: LC_THREADS (1,2,16), LC_MODES, LC_MS (300), LC_REPS (3), LC_ROUNDS (3),
-#        LC_BATCHES (2000000), LC_CHURNERS (1); PROBES_ARGS (--strings N --reps N
-#        --seed N).
+#        LC_BATCHES (2000000), LC_CHURNERS (1), LC_PIN1 (the CPU of the pinned
+#        one-thread runs; none); PROBES_ARGS (--strings N --reps N --seed N).
 ATOMLATENCY := $(BENCH_DIR)/atomlatency
 ATOMPROBES  := $(BENCH_DIR)/atomprobes
 SC_TARGET   := $(BENCH_DIR)/sc

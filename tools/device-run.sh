@@ -9,9 +9,11 @@
 #                       corpus and the C-headers corpus
 #   (b)+(c) lifecycle.txt   bench-lifecycle.sh: hit, samedyn and mix at
 #                       1, 2, 4, 8, 16 threads, atomtab beside string_cache
-#                       (Mops/s, CPU ns per op), then the reader-latency
-#                       test alone and beside 15 churning threads, and the
-#                       goals as same-run ratios
+#                       (Mops/s, CPU ns per op), one thread of each pinned
+#                       to the last CPU, mix with a table per thread (the
+#                       floor), then the reader-latency test alone and
+#                       beside 15 churning threads, and the goals as
+#                       same-run ratios
 #   lifecycle.json      every JSON the lifecycle runs wrote, one after another
 #   gracecount.txt      atomgracecount: grace periods (membarrier calls)
 #                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
