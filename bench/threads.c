@@ -311,7 +311,9 @@ int main(int argc, char **argv)
     /* the shared table, or with --private one for each worker */
     int n_tabs = priv ? max_threads : 1;
     atab_table **tabs = calloc((size_t)n_tabs, sizeof *tabs);
-    for (int ti = 0; tabs && ti < n_tabs; ti++) {
+    if (!tabs)
+        return fprintf(stderr, "atomthreads: out of memory\n"), 1;
+    for (int ti = 0; ti < n_tabs; ti++) {
         if (!(tabs[ti] = atab_table_new(&opts)))
             return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
         tokens_warm(tabs[ti], &k, "atomthreads");   /* every distinct token held once */
@@ -319,8 +321,6 @@ int main(int argc, char **argv)
             if (want_samedyn && !atab_intern(tabs[ti], sh.samedyn[j], 14))   /* held */
                 return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
     }
-    if (!tabs)
-        return fprintf(stderr, "atomthreads: out of memory\n"), 1;
     sh.t = tabs[0];
     sh.own = priv ? tabs : NULL;
     char cpu[256];
