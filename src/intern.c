@@ -459,28 +459,37 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
     return short_probe(r, s, len, h, insert_new);
 }
 
-/* The word of a key of 1 to 8 bytes (hash.h): read in place by the one
-** load that ends at the key's end when the table allows it and s is 8 or
-** more bytes into its page, so the load stays on the key's page (the
-** bytes before the key are read and shifted off); else from the key's
-** own bytes. */
-ATAB__INLINE uint64_t key_word(const atab_table *t, const char *s, size_t len)
+static const atab_atom *intern_bytes(atab_table *t, const char *s, size_t len, int insert_new);
+
+/* The word of a key of 1 to 8 bytes (hash.h) into *w: read in place by
+** the one load that ends at the key's end when the table allows it and s
+** is 8 or more bytes into its page, so the load stays on the key's page
+** (the bytes before the key are read and shifted off); else from the
+** key's own bytes. A NULL s, never 8 bytes into a page, returns -1 there:
+** atab_intern leaves that test to this path's rare branch. */
+ATAB__INLINE int key_word(const atab_table *t, const char *s, size_t len, uint64_t *w)
 {
 #if ATAB__X86_64_ASM   /* (implies ATAB__READ_BEFORE) */
     int on_page;
     __asm__("testq %1, %2" : "=@ccnz"(on_page) : "r"(s), "m"(t->key_page_mask));
-    if (ATAB__LIKELY(on_page))
-        return atab__word_end(s, len);   /* its asm reads the bytes before the key, not C */
+    if (ATAB__LIKELY(on_page)) {
+        *w = atab__word_end(s, len);   /* its asm reads the bytes before the key, not C */
+        return 0;
+    }
 #elif ATAB__READ_BEFORE
     if (ATAB__LIKELY(((uintptr_t)s & t->key_page_mask) != 0)) {
         const char *p = s;
         __asm__("" : "+r"(p));   /* the bytes before the key: the machine's, not C's */
-        return atab__word_end(p, len);
+        *w = atab__word_end(p, len);
+        return 0;
     }
 #else
     (void)t;
 #endif
-    return atab__word_safe(s, len);
+    if (ATAB__UNLIKELY(!s))
+        return -1;
+    *w = atab__word_safe(s, len);
+    return 0;
 }
 
 /* The hit path of a key of 1 to 8 bytes (most atoms): its word, hashed
@@ -490,7 +499,9 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
 {
     if (len < 1 || len > 8)
         __builtin_unreachable();
-    uint64_t w = key_word(t, s, len);
+    uint64_t w;
+    if (ATAB__UNLIKELY(key_word(t, s, len, &w) != 0))
+        return intern_bytes(t, s, len, insert_new);   /* s is NULL: its error */
     uint64_t h = atab__hash_word(&t->hkeys, w, len);
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
         return short_general(t, s, len, h, insert_new);
@@ -573,10 +584,12 @@ intern_bytes(atab_table *t, const char *s, size_t len, int insert_new)
 ** compares, since intern_bytes is a tail call too. */
 HOT_ALIGN const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__UNLIKELY(!t || !s))
+    if (ATAB__UNLIKELY(!t))
         return intern_bytes(t, s, len, 1);
     if (ATAB__LIKELY(len - 1 < 8))
-        return intern_1_8(t, s, len);
+        return intern_1_8(t, s, len);   /* which tests s off its fast path */
+    if (ATAB__UNLIKELY(!s))
+        return intern_bytes(t, s, len, 1);
     if (ATAB__LIKELY(len - 1 < 16))
         return intern_9_16(t, s, len);
     return len - 1 < ATAB__SHORT_KEY ? intern_17_32(t, s, len) : intern_bytes(t, s, len, 1);
@@ -584,10 +597,12 @@ HOT_ALIGN const atab_atom *atab_intern(atab_table *t, const char *s, size_t len)
 
 HOT_ALIGN const atab_atom *atab_lookup(atab_table *t, const char *s, size_t len)
 {
-    if (ATAB__UNLIKELY(!t || !s))
+    if (ATAB__UNLIKELY(!t))
         return intern_bytes(t, s, len, 0);
     if (ATAB__LIKELY(len - 1 < 8))
-        return lookup_1_8(t, s, len);
+        return lookup_1_8(t, s, len);   /* which tests s off its fast path */
+    if (ATAB__UNLIKELY(!s))
+        return intern_bytes(t, s, len, 0);
     if (ATAB__LIKELY(len - 1 < 16))
         return lookup_9_16(t, s, len);
     return len - 1 < ATAB__SHORT_KEY ? lookup_17_32(t, s, len) : intern_bytes(t, s, len, 0);

@@ -26,6 +26,19 @@ static void null_arguments_are_einval(void **state)
     assert_int_equal(atab_get_stats(t, NULL), ATAB_EINVAL);
     assert_int_equal(atab_count(NULL), 0);
     assert_ptr_equal(atab_ref(NULL), NULL);
+    /* every class of short key's length, whose paths test s apart, and a
+    ** long one: intern and lookup alike */
+    static const size_t lens[] = {1, 3, 8, 9, 16, 17, 32, 33, 200};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        assert_null(atab_intern(t, "x", (size_t)ATAB_MAX_LEN + 1));   /* another error */
+        assert_int_equal(atab_last_error(), ATAB_ETOOLONG);
+        assert_null(atab_intern(t, NULL, lens[i]));
+        assert_int_equal(atab_last_error(), ATAB_EINVAL);
+        assert_null(atab_lookup(t, "x", (size_t)ATAB_MAX_LEN + 1));
+        assert_int_equal(atab_last_error(), ATAB_ETOOLONG);
+        assert_null(atab_lookup(t, NULL, lens[i]));
+        assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    }
     /* NULL with length 0 is the empty string, not an error */
     const atab_atom *e = atab_intern(t, NULL, 0);
     assert_non_null(e);
