@@ -165,12 +165,17 @@ CMAKEDIR ?= $(LIBDIR)/cmake/atomtab
 # ctypes and Node's process.dlopen; a program linked with libatomtab.a keeps
 # the C library's malloc (LD_DEBUG=bindings). The tools' read errors and the
 # generator's man page (tools/check-tools.sh).
-.PHONY: test-embed test-tools
-test: test-embed test-tools
+.PHONY: test-embed test-tools test-layers
+test: test-embed test-tools test-layers
 test-embed: tests
 	sh tools/check-embed.sh $(O) $(ALLOCATOR) "$(CC)" "$(LDLIBS)"
 test-tools: tests report-tool
 	sh tools/check-tools.sh $(O)
+# The library's files call one another in layers, never around a loop
+# (tools/check-layers.sh, from the objects' symbols), and the check's own test.
+test-layers: $(LIB_OBJS)
+	sh tools/check-layers.sh --self-test "$(CC)"
+	sh tools/check-layers.sh $(LIB_OBJS)
 
 install: lib
 	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)

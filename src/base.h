@@ -57,7 +57,7 @@
 ** last costs a core-to-core transfer (hundreds of nanoseconds on a large
 ** machine); asked for early, several such transfers overlap instead of
 ** following one another. On x86 it is PREFETCHW, issued only where `ok`: the CPU has it
-** (table.c asks CPUID once a table; t->prefetchw keeps the answer);
+** (life.c asks CPUID once a table; t->prefetchw keeps the answer);
 ** elsewhere, and where the compiler may assume PREFETCHW, the compiler's
 ** prefetch for writing. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__PRFCHW__)

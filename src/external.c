@@ -3,7 +3,7 @@
 ** external.c - host caches of one host string per atom, for hosts whose
 ** strings share atoms' characters through external handles (the handles
 ** themselves, and the table's deferred free that they allow, are part of
-** the table's life in table.c).
+** the table's life in life.c).
 **
 ** A host cache (one per host heap, any number per table) is a side table
 ** keyed by atom address, so an atom never shared costs it nothing; see

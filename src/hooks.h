@@ -6,7 +6,8 @@
 ** hold a thread exactly there while another thread runs. Other builds
 ** compile the points to nothing.
 **
-** Points, by protocol (thread.h, table.c and sweep.c say what each protects):
+** Points, by protocol (thread.h, table.c, life.c and sweep.c say what each
+** protects):
 **   handle release vs table free   "external_release:dropped" (t), after
 **       the handle's reference is dropped, before the handle count;
 **       "table_free:closing" (t), before atab_table_free marks the table

@@ -27,7 +27,7 @@
 #include "table.h"
 #include "atomtab_atoms.h"   /* generated: the default set */
 
-/* Static atoms must be found through UTF-16 too: intern_u16 (table.c)
+/* Static atoms must be found through UTF-16 too: intern_u16 (intern.c)
 ** converts keys up to ATAB__U16_STACK UTF-8 bytes on the stack and only
 ** those reach the static lookup, so no static atom may be longer. */
 _Static_assert(ATAB_STATIC_MAXLEN <= ATAB__U16_STACK, "static atoms too long for UTF-16");

@@ -39,22 +39,8 @@
 ** full or the array large, or the table has a memory limit (which the
 ** list's arrays would count against until then), the grower waits for a
 ** grace period of its own, as with no list, and frees the list's arrays
-** with it (table.c puts them there: retire_array). */
-
-/* Empties the list into out[ATAB__RETIRED_MAX] before a grace period;
-** how many it took. One that a racing grower adds after the hint is read
-** waits for the next grace period. */
-static size_t retired_take(atab_table *t, uint64_t *out)
-{
-    if (!__atomic_load_n(&t->n_retired, __ATOMIC_RELAXED))
-        return 0;
-    atab__lock_take(&t->retired_lock);
-    size_t n = t->n_retired;
-    memcpy(out, t->retired, n * sizeof *out);
-    __atomic_store_n(&t->n_retired, 0, __ATOMIC_RELAXED);
-    atab__lock_drop(&t->retired_lock);
-    return n;
-}
+** with it (table.c keeps the list: atab__retire_array puts an array on
+** it, atab__retired_take empties it). */
 
 /* What a sweep unlinked and frees after one grace period: as many atoms
 ** as its buffer holds (on the stack, then grown from the table's allocator:
@@ -93,7 +79,7 @@ void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
                          const uint64_t *arrays, size_t n_arrays, const atab_atom **q)
 {
     uint64_t old[ATAB__RETIRED_MAX];
-    size_t n_old = retired_take(t, old);
+    size_t n_old = atab__retired_take(t, old);
     atab__synchronize(t);
     /* Before any block is freed: a thread that holds an atom later made at
     ** one of these addresses got it after this, so it reads the new count
@@ -406,19 +392,4 @@ void atab__sweep_at_threshold(atab_table *t)
     if (__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold)
         sweep(t);
     pthread_mutex_unlock(&t->sweep_lock);
-}
-
-size_t atab__table_unqueue_locked(atab_table *t)
-{
-    size_t zeros = 0;
-    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
-        atab__arr v = atab__arr_of(t->arrs[i]);
-        for (size_t j = 0; j < atab__arr_cap(v); j++) {
-            const atab_atom *a;
-            if (atab__slot_full(v, j) && !atab_is_static(a = atab__slot_atom(*atab__slot_ptr(v, j))) &&
-                (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_QUEUED))
-                zeros += atab__count_unqueue(a, 0) == 0;
-        }
-    }
-    return zeros;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** table.h - the table object (table.c) and its slot arrays: layout,
-** encoding and decoding of slots and control bytes, side by side.
+** table.h - the table object (made and freed by life.c) and its slot
+** arrays (table.c): layout, encoding and decoding of slots and control
+** bytes, side by side.
 **
 ** The table is ATAB__SHARDS shards, each an array of slots in groups of 16
 ** under its own lock. Writers (inserts, sweeps, rebuilds) hold the shard's
@@ -343,7 +344,7 @@ struct atab_table {
                                    the records' (thread.h) */
     size_t sweeps;              /* full sweeps begun and ended: odd while one
                                    runs (sweep_lock; atomic for atab_foreach) */
-    size_t hstate;              /* handles << 1 | closing (atomic; table.c) */
+    size_t hstate;              /* handles << 1 | closing (atomic; life.c) */
     atab__lock retired_lock;    /* n_retired and retired[] */
     uint32_t n_retired;         /* (atomic reads, a hint outside the lock) */
     uint64_t retired[ATAB__RETIRED_MAX];   /* array words that growing shards
@@ -467,13 +468,18 @@ static inline size_t atab__arr_bytes(uint64_t word)
 ATAB__HIDDEN void atab__free_arr(atab_table *t, uint64_t word);
 ATAB__HIDDEN uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code);
 
+/* Puts an array that a shard's rebuild replaced (a growing insert's, a
+** sweep's shrink) on the table's retired list (sweep.c says when it is
+** freed); 0 when it does not go there: the caller waits for a grace
+** period of its own. */
+ATAB__HIDDEN int atab__retire_array(atab_table *t, uint64_t word);
+/* Empties the retired list into out[ATAB__RETIRED_MAX] before a grace
+** period; how many it took. One that a racing grower adds after the hint
+** is read waits for the next grace period. */
+ATAB__HIDDEN size_t atab__retired_take(atab_table *t, uint64_t *out);
+
 /* ---- the sweep (sweep.c) ---- */
 
-/* Puts an array that a shard's rebuild replaced (a growing insert's, a
-** sweep's shrink) on the table's retired list (table.c; sweep.c says when
-** it is freed); 0 when it does not go there: the caller waits for a grace
-** period of its own (atab__free_unlinked). */
-ATAB__HIDDEN int atab__retire_array(atab_table *t, uint64_t word);
 /* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
 ** unlinked under shard locks, once no reader can still see them, and the
 ** retired arrays with them; with `q` (a queue block being swept, away
@@ -610,11 +616,5 @@ typedef void (*atab__array_fn)(void *ud, const void *block, size_t bytes);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,
                                            atab__visit_fn fn, void *ud);
-
-/* In a child after fork() (sweep.c), the shards' locks held: takes every atom off
-** the queues (thread.h) of the threads that did not come along, and the
-** child's own, so that a full sweep sees them. Returns how many it left
-** at 0. */
-ATAB__HIDDEN size_t atab__table_unqueue_locked(atab_table *t);
 
 #endif /* ATAB_TABLE_H */

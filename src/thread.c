@@ -147,7 +147,7 @@ void atab__synchronize(atab_table *t)
 
 /* Counts one atom brought to 0 by this thread towards t->unused, a batch
 ** at a time so that churning threads do not share a written line (the
-** batch is a small fraction of the sweep threshold: table.c sets it). */
+** batch is a small fraction of the sweep threshold: life.c sets it). */
 static void count_zero(atab_table *t, atab__rec *r)
 {
     if (r && (uint32_t)++r->zeros < t->zero_batch)
@@ -827,6 +827,25 @@ static int mine(const atab__rec *r)
     return 0;
 }
 
+/* In a child after fork(), the shards' locks held: takes every atom that
+** a queue's mark still says is queued off it (the queues of the threads
+** that did not come along are gone; unqueue_all took the child's own
+** off). Returns how many it left at 0. */
+static size_t unqueue_scan(atab_table *t)
+{
+    size_t zeros = 0;
+    for (unsigned i = 0; i < ATAB__SHARDS; i++) {
+        atab__arr v = atab__arr_of(t->arrs[i]);
+        for (size_t j = 0; j < atab__arr_cap(v); j++) {
+            const atab_atom *a;
+            if (atab__slot_full(v, j) && !atab_is_static(a = atab__slot_atom(*atab__slot_ptr(v, j))) &&
+                (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_QUEUED))
+                zeros += atab__count_unqueue(a, 0) == 0;
+        }
+    }
+    return zeros;
+}
+
 static void fork_child(void)
 {
     for (atab_table *t = g_tables; t; t = t->next_table) {
@@ -843,7 +862,7 @@ static void fork_child(void)
         }
         /* atoms a vanished thread had taken off its queue to sweep are
         ** still marked queued: the scan frees them for a full sweep */
-        __atomic_add_fetch(&t->unused, atab__table_unqueue_locked(t), __ATOMIC_RELAXED);
+        __atomic_add_fetch(&t->unused, unqueue_scan(t), __ATOMIC_RELAXED);
         pthread_mutex_lock(&t->chunk_lock);
     }
     fork_parent();

@@ -435,7 +435,7 @@ static inline int atab__unref(atab_table *t, atab__rec *r, const atab_atom *a, u
 ** atoms); then the dead atoms its last sweep unlinked that wait for a
 ** grace period (atab__pend). */
 #define ATAB__QUEUE_LISTS 64   /* table.h's ATAB__SHARDS (sweep.c checks) */
-#define ATAB__QUEUE_LINK 0xffffu   /* an index + 1: t->queue_cap is at most 2,048 (table.c) */
+#define ATAB__QUEUE_LINK 0xffffu   /* an index + 1: t->queue_cap is at most 2,048 (life.c) */
 #define ATAB__QUEUE_HEADS_BYTES (ATAB__QUEUE_LISTS * sizeof(uint16_t))
 #define ATAB__QUEUE_BYTES(t) \
     ((size_t)(t)->queue_cap * (sizeof(const atab_atom *) + sizeof(uint64_t)) + \
