@@ -10,11 +10,12 @@
 **   static.h  static sets
 **   table.h   the table object and its slot arrays
 **   probe.h   the probe of a slot array (readers and writers)
+**   sweep.h   the sweeps a release starts; freeing after a grace period
 */
 #ifndef ATAB_INT_H
 #define ATAB_INT_H
 
-#include "table.h"
+#include "sweep.h"
 
 /* ---- the host cache (external.c) ---- */
 

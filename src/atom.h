@@ -48,13 +48,8 @@
 ** atab__alloc_in), and freed from it. */
 ATAB__HIDDEN atab_atom *atab__atom_new(atab_table *t, size_t *acct, const atab__key *k,
                                        atab_atom *block);
-/* Frees an atom: its block back to its chunk, or its own allocation's
-** bytes from `acct`. */
-ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
-/* Frees atoms[0..n) (NULL entries skipped): the carved ones back to their
-** chunks under one chunk_lock (chunk.c), the others from `acct`. */
-ATAB__HIDDEN void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms,
-                                   size_t n);
+/* An atom is freed by chunk.h's atab__atom_free (its block goes back to
+** its chunk, or its own allocation is freed). */
 
 /* The bytes a dynamic atom of len bytes is allocated with: its header, its
 ** characters and their NUL (a recycled block, whose header is a link, is

@@ -214,6 +214,11 @@ void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms, size
     pthread_mutex_unlock(&t->chunk_lock);
 }
 
+void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a)
+{
+    atab__atoms_free(t, acct, &a, 1);
+}
+
 void atab__chunk_free_lists(atab_table *t, atab_atom **lists)
 {
     pthread_mutex_lock(&t->chunk_lock);

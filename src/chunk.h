@@ -162,6 +162,13 @@ ATAB__HIDDEN void *atab__arr_alloc(atab_table *t, size_t bytes);
 /* Gives back a block of atab__arr_alloc (a pool's last array frees it). */
 ATAB__HIDDEN void atab__arr_free(atab_table *t, void *p, size_t bytes);
 
+/* Frees an atom: its block back to its chunk, or its own allocation's
+** bytes from `acct`. */
+ATAB__HIDDEN void atab__atom_free(atab_table *t, size_t *acct, atab_atom *a);
+/* Frees atoms[0..n) (NULL entries skipped): the carved ones back to their
+** chunks under one chunk_lock, the others from `acct`. */
+ATAB__HIDDEN void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const *atoms,
+                                   size_t n);
 /* Gives the blocks of lists[0..ATAB__CHUNK_CLASSES) (by size class, linked
 ** through their first word) back, and empties the lists. */
 ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** hash.h - keys: how a string is hashed (short keys inline, long ones with
-** XXH3 in atom.c) and compared with an atom's characters.
+** XXH3 in hash.c) and compared with an atom's characters.
 */
 #ifndef ATAB_HASH_H
 #define ATAB_HASH_H

@@ -24,7 +24,7 @@
 */
 #include <stdlib.h>
 
-#include "table.h"
+#include "sweep.h"
 #include "probe.h"
 
 #define RETIRE_LOCAL 256       /* a sweep's retire buffer on the stack */

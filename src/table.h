@@ -478,18 +478,6 @@ ATAB__HIDDEN int atab__retire_array(atab_table *t, uint64_t word);
 ** is read waits for the next grace period. */
 ATAB__HIDDEN size_t atab__retired_take(atab_table *t, uint64_t *out);
 
-/* ---- the sweep (sweep.c) ---- */
-
-/* Frees atoms[0..n_atoms) (NULL entries skipped) and arrays[0..n_arrays),
-** unlinked under shard locks, once no reader can still see them, and the
-** retired arrays with them; with `q` (a queue block being swept, away
-** from its record), q keeps the atoms' blocks, and those of the atoms
-** waiting in q (the grace period serves them too), for its thread's next
-** new atoms instead. Outside any section. */
-ATAB__HIDDEN void atab__free_unlinked(atab_table *t, atab_atom *const *atoms, size_t n_atoms,
-                                      const uint64_t *arrays, size_t n_arrays,
-                                      const atab_atom **q);
-
 /* The byte counter of this thread's record on t (the record it used
 ** last), for atoms it allocates or frees (alloc.c); NULL without one. */
 static inline size_t *atab__acct(const atab_table *t)
@@ -593,20 +581,6 @@ ATAB__HIDDEN const atab_atom *atab__insert_short_locked(atab_table *t, const cha
 ATAB__HIDDEN const atab_atom *atab__insert_made_locked(atab__rec *r, atab__shard *sh,
                                                        const char *s, size_t len, uint64_t h,
                                                        atab_atom *na);
-
-/* After a release (sweep.c): a thread whose queue is full sweeps it and
-** puts it back empty (one that queued an atom with no queue yet makes
-** one); a full sweep once t->unused reaches the threshold, on the
-** releasing thread (another thread crossing it meanwhile goes on without
-** waiting). Outside any section. */
-ATAB__HIDDEN void atab__queue_due(atab_table *t, atab__rec *r);
-ATAB__HIDDEN void atab__sweep_at_threshold(atab_table *t);
-
-static inline void atab__maybe_sweep(atab_table *t)
-{
-    if (ATAB__UNLIKELY(__atomic_load_n(&t->unused, __ATOMIC_RELAXED) >= t->sweep_threshold))
-        atab__sweep_at_threshold(t);
-}
 
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
