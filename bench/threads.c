@@ -34,6 +34,11 @@
 ** the shared one is), so threads share no line of any table: what more
 ** threads cost with nothing shared but the machine (its L3, memory, clock
 ** and the process's grace periods) is the floor under the shared figures.
+** --inline: a run of one thread runs on the main thread (the one that
+** warmed the table, so its record and cache are warm, and it is alone on
+** the table), a timer thread ending it; what a worker thread costs beside
+** the main thread's idle record, next to --warm-thread: the table is
+** warmed by a thread that exits, so that one worker is alone on it.
 **
 ** The header gives the core-to-core round trip: two threads pinned to
 ** CPUs 0 and 1 pass a counter back and forth through two cache lines.
@@ -44,7 +49,8 @@
 ** 2-CPU VM on one day).
 **
 ** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]
-**                    [--reps 3] [--sweep-threshold N] [--pin] [--private] [--json] FILE
+**                    [--reps 3] [--sweep-threshold N] [--pin] [--private] [--inline]
+**                    [--warm-thread] [--json] FILE
 */
 #include <pthread.h>
 #include <sched.h>
@@ -78,6 +84,8 @@ typedef struct shared {
     atab_table **own;      /* --private: worker i's table, else NULL */
     const tokens *k;
     int mode, nthreads, pin;
+    int inline_one;        /* --inline: a run of one thread runs on main's */
+    int ms;                /* this run's length (the --inline timer's) */
     int go, stop;          /* atomic */
     const char *same[4];   /* the `same` mode's strings */
     size_t same_len[4];
@@ -204,6 +212,18 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* --inline's timer: stops the run ms after it starts. */
+static void *timer(void *arg)
+{
+    shared *sh = arg;
+    while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
+        ;
+    struct timespec d = {sh->ms / 1000, (long)(sh->ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
 /* One timed run; returns Mops/s (wall clock), and in *cpu_ns the CPU
 ** time per op summed over the threads: it stays flat as threads are added
 ** unless they contend (shared lines, locks), even when the threads
@@ -211,21 +231,27 @@ static void *work(void *arg)
 static double run(shared *sh, int nthreads, int ms, double *cpu_ns)
 {
     worker *w = calloc((size_t)nthreads, sizeof *w);
+    int here = sh->inline_one && nthreads == 1;   /* --inline: main is the worker */
     sh->nthreads = nthreads;
+    sh->ms = ms;
     sh->go = sh->stop = 0;
     for (int i = 0; i < nthreads; i++) {
         w[i].sh = sh;
         w[i].id = i;
-        if (pthread_create(&w[i].th, NULL, work, &w[i]) != 0) {
+        if (pthread_create(&w[i].th, NULL, here ? timer : work, here ? (void *)sh : &w[i]) != 0) {
             perror("pthread_create");
             exit(1);
         }
     }
     double t0 = now_s();
     __atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
-    struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&d, NULL);
-    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+    if (here) {
+        work(&w[0]);
+    } else {
+        struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        nanosleep(&d, NULL);
+        __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+    }
     uint64_t ops = 0;
     int failed = 0;
     double cpu = 0;
@@ -245,6 +271,26 @@ static double run(shared *sh, int nthreads, int ms, double *cpu_ns)
     return (double)ops / secs / 1e6;
 }
 
+/* What warms a table: every distinct token held once, and with samedyn its
+** 4 atoms, held. */
+typedef struct warm_job {
+    atab_table *t;
+    const tokens *k;
+    const char (*samedyn)[16];
+    int want_samedyn;
+    atab_status failed;   /* what the failed intern said, or ATAB_OK */
+} warm_job;
+
+static void *warm(void *arg)
+{
+    warm_job *j = arg;
+    tokens_warm(j->t, j->k, "atomthreads");
+    for (int i = 0; i < 4 && j->want_samedyn; i++)
+        if (!atab_intern(j->t, j->samedyn[i], 14))   /* held */
+            j->failed = atab_last_error();
+    return NULL;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -254,6 +300,7 @@ static int cmp_dbl(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int threads[16], nt = 0, ms = 300, reps = 3, json = 0, pin = 0, priv = 0, i;
+    int inline_one = 0, warm_thread = 0;
     int modes[NMODES], nm = 0;
     atab_options opts;
     memset(&opts, 0, sizeof opts);
@@ -275,6 +322,10 @@ int main(int argc, char **argv)
             pin = 1;
         else if (strcmp(argv[i], "--private") == 0)
             priv = 1;
+        else if (strcmp(argv[i], "--inline") == 0)
+            inline_one = 1;
+        else if (strcmp(argv[i], "--warm-thread") == 0)
+            warm_thread = 1;
         else
             break;
     }
@@ -292,7 +343,7 @@ int main(int argc, char **argv)
     if (i + 1 != argc || nt == 0 || nm == 0 || ms < 1 || reps < 1 || reps > 99) {
         fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix]"
                         " [--ms 300] [--reps 3] [--sweep-threshold N] [--pin] [--private]"
-                        " [--json] FILE\n");
+                        " [--inline] [--warm-thread] [--json] FILE\n");
         return 2;
     }
     tokens k;
@@ -301,6 +352,7 @@ int main(int argc, char **argv)
     memset(&sh, 0, sizeof sh);
     sh.k = &k;
     sh.pin = pin;
+    sh.inline_one = inline_one;
     int max_threads = 0;
     for (int j = 0; j < nt; j++)
         max_threads = threads[j] > max_threads ? threads[j] : max_threads;
@@ -316,10 +368,14 @@ int main(int argc, char **argv)
     for (int ti = 0; ti < n_tabs; ti++) {
         if (!(tabs[ti] = atab_table_new(&opts)))
             return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
-        tokens_warm(tabs[ti], &k, "atomthreads");   /* every distinct token held once */
-        for (int j = 0; j < 4; j++)
-            if (want_samedyn && !atab_intern(tabs[ti], sh.samedyn[j], 14))   /* held */
-                return fprintf(stderr, "atomthreads: %s\n", atab_strerror(atab_last_error())), 1;
+        warm_job wj = {tabs[ti], &k, (const char (*)[16])sh.samedyn, want_samedyn, ATAB_OK};
+        pthread_t wt;
+        if (!warm_thread)
+            warm(&wj);
+        else if (pthread_create(&wt, NULL, warm, &wj) != 0 || pthread_join(wt, NULL) != 0)
+            return fprintf(stderr, "atomthreads: no thread to warm the table in\n"), 1;
+        if (wj.failed != ATAB_OK)
+            return fprintf(stderr, "atomthreads: %s\n", atab_strerror(wj.failed)), 1;
     }
     sh.t = tabs[0];
     sh.own = priv ? tabs : NULL;

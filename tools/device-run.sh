@@ -14,6 +14,16 @@
 #                       floor), then the reader-latency test alone and
 #                       beside 15 churning threads, and the goals as
 #                       same-run ratios
+#   gap.txt             one thread of atomtab and string_cache on the
+#                       bundled corpus, each way the figures are taken,
+#                       pinned to the same CPU, in interleaved rounds:
+#                       atompeers' children (one pass, wall time),
+#                       atomthreads (300 ms runs, CPU time) on a worker
+#                       beside the main thread's idle record, on the main
+#                       thread itself (--inline), and on a worker alone on
+#                       the table (--warm-thread), and bench/sc's threads
+#                       mode; what tells the harnesses' one-thread hit and
+#                       mix apart where they disagree
 #   lifecycle.json      every JSON the lifecycle runs wrote, one after another
 #   gracecount.txt      atomgracecount: grace periods (membarrier calls)
 #                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
@@ -21,7 +31,7 @@
 #                       liburcu-memb's, and call_rcu per item, with 1, 2, 4,
 #                       8, 16 readers in sections
 #   run.log             what each step printed on stderr, and its timing
-# usage: run.sh OUTDIR      (at most these 7 files in OUTDIR)
+# usage: run.sh OUTDIR      (at most these 8 files in OUTDIR)
 # SCALE (default 1) multiplies the run's lengths: SCALE=0.05 is a smoke
 # run of the whole script. At SCALE=1 it took 184 s on a 2-core machine
 # (peers 107 s, lifecycle 77 s); the thread runs have fixed lengths, so 16
@@ -84,6 +94,28 @@ limit=$(awk -v s="$S" 'BEGIN { print (s >= 1 ? 0 : int(1700000 * s)) }')
 step peers peers.txt $pin "$here/atompeers" --sc "$here/atomtab-sc-bench" --reps "$reps" \
     $( [ "$limit" -gt 0 ] && echo --limit "$limit" ) \
     "$here/nodejs-api-docs.atoms" "$here/c-headers.tokens"
+
+# (e) one thread, the harnesses side by side (gap.txt, above)
+gap() {
+    for r in $(seq 1 "$(scale 3 1)"); do
+        echo "== round $r: atompeers --child atomtab, then --peer string_cache (ns per op)"
+        $pin "$here/atompeers" --child atomtab "$here/nodejs-api-docs.atoms"
+        $pin "$here/atomtab-sc-bench" --peer string_cache "$here/nodejs-api-docs.atoms" | tail -n 1
+        for v in "" --inline --warm-thread; do
+            echo "== round $r: atomthreads ${v:-(a worker)} (Mops/s, CPU ns per op)"
+            $pin "$here/atomthreads" $v --threads 1 --modes hit,mix --reps 3 \
+                --ms "$(scale 300 20)" "$here/nodejs-api-docs.atoms" | grep -E '^(hit|mix) '
+        done
+        echo "== round $r: atomtab-sc-bench --threads 1 (string_cache)"
+        $pin "$here/atomtab-sc-bench" --threads 1 --modes hit,mix --reps 3 \
+            --ms "$(scale 300 20)" "$here/nodejs-api-docs.atoms" | grep -E '^(hit|mix) '
+    done
+}
+t0=$(date +%s)
+echo "== gap: one thread, the harnesses side by side" >> "$log"
+gap > "$out/gap.txt" 2>> "$log"   # runs of fixed lengths: no timeout needed
+echo "== gap: $(( $(date +%s) - t0 )) s" >> "$log"
+echo "== gap done ($(( $(date +%s) - t_start )) s)"
 
 # (b) threads and (c) reader latency beside CHURNERS churning threads
 lc=$(mktemp -d)
