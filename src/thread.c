@@ -72,29 +72,45 @@ static void relax(unsigned *spins)
 
 #define WAIT_BATCH 32   /* records a grace period waits for at once */
 
-/* Waits until r is seen outside a section, or has left the one it was in.
-** Returns r's seq as seen first. */
-static uint64_t wait_out(atab__rec *r)
+/* Is r inside the section it was in when a grace period began (or a flush
+** asked for its cache)? Marks a record found inside (thread.h: seq), and
+** says 0 once that section has ended: the record is outside, or inside
+** another one (the mark is gone). A record another waiter marked is
+** waited for too: its section began before this look. */
+static int still_in(atab__rec *r, int *marked)
 {
     uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-    unsigned spins = 0;
-    if (s & 1)
-        while (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == s)
-            relax(&spins);
-    return s;
+    if (*marked)
+        return s == ATAB__SEQ_MARKED;
+    while (s == ATAB__SEQ_IN &&
+           !__atomic_compare_exchange_n(&r->seq, &s, ATAB__SEQ_MARKED, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+        ;
+    *marked = s != ATAB__SEQ_OUT;   /* marked now, or by another waiter */
+    return *marked;
 }
 
-/* Waits until each of in[0..n) has left the section it was seen in
-** (seen[i]), all at once: a reader preempted inside its section holds up
-** the wait for one turn of the scheduler, not one turn for each. */
-static void wait_out_all(atab__rec **in, uint64_t *seen, size_t n)
+/* Waits until r is seen outside a section, or has left the one it was in. */
+static void wait_out(atab__rec *r)
+{
+    int marked = 0;
+    unsigned spins = 0;
+    while (still_in(r, &marked))
+        relax(&spins);
+}
+
+/* Waits until each of in[0..n) has left the section it was seen in, all
+** at once: a reader preempted inside its section holds up the wait for one
+** turn of the scheduler, not one turn for each. */
+static void wait_out_all(atab__rec **in, size_t n)
 {
     unsigned spins = 0;
+    int marked[WAIT_BATCH] = {0};
     while (n) {
         for (size_t i = 0; i < n;) {
-            if (__atomic_load_n(&in[i]->seq, __ATOMIC_ACQUIRE) != seen[i]) {
+            if (!still_in(in[i], &marked[i])) {
                 in[i] = in[--n];
-                seen[i] = seen[n];
+                marked[i] = marked[n];
             } else {
                 i++;
             }
@@ -117,7 +133,6 @@ int atab__alone(atab_table *t)
 void atab__synchronize(atab_table *t)
 {
     atab__rec *in[WAIT_BATCH];
-    uint64_t seen[WAIT_BATCH];
     if (atab__alone(t))
         return;   /* no reader but the caller, outside its sections */
     uint64_t ticket = __atomic_fetch_add(&t->gp_begun, 1, __ATOMIC_SEQ_CST);
@@ -125,14 +140,10 @@ void atab__synchronize(atab_table *t)
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r;) {
         size_t n = 0;
-        for (; r && n < WAIT_BATCH; r = r->next) {   /* the records inside a section now */
-            uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-            if (s & 1) {
-                in[n] = r;
-                seen[n++] = s;
-            }
-        }
-        wait_out_all(in, seen, n);
+        for (; r && n < WAIT_BATCH; r = r->next)   /* the records inside a section now */
+            if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != ATAB__SEQ_OUT)
+                in[n++] = r;
+        wait_out_all(in, n);
     }
     pthread_mutex_unlock(&t->reg_lock);
     ATAB__PAUSE("gp:served", t);

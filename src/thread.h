@@ -4,7 +4,11 @@
 ** lookups probe the table without locks, and a small cache of spare
 ** references that keeps hot atoms' counts off shared cache lines.
 **
-** Sections. A record's `seq` is odd while its thread is inside a section.
+** Sections. A record's `seq` is ATAB__SEQ_IN while its thread is inside a
+** section and ATAB__SEQ_OUT outside: its owner stores the one or the other,
+** reading nothing, so that no section waits on the store of the one before
+** it; a waiter that finds a record inside marks it ATAB__SEQ_MARKED (a
+** CAS), and the section it found has ended once the mark is gone.
 ** Whatever a writer unlinks (an atom a sweep killed, a slot array a rebuild
 ** replaced) it frees only after a grace period (atab__synchronize): once
 ** every record that was inside a section has left it (an array a grow
@@ -112,7 +116,9 @@
 #define ATAB__SPARE_TAKE 32u    /* references a refill takes: the caller's and spares */
 
 typedef struct atab__rec {
-    uint64_t seq;             /* odd inside a section; only the owner writes */
+    uint64_t seq;             /* ATAB__SEQ_IN inside a section, ATAB__SEQ_OUT
+                                 outside (the owner's stores), or
+                                 ATAB__SEQ_MARKED (a waiter's CAS from IN) */
     uint32_t flush_req;       /* a flusher owns the cache (atomic) */
     int32_t zeros;            /* atoms this thread brought to 0, not yet in t->unused */
     uint32_t nq;              /* atoms on the queue */
@@ -163,32 +169,23 @@ static inline void atab__reader_fence(void)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-/* x86-64 (outside TSan, which must see every access) reads and writes a
-** few of the hit path's words in the instruction that uses them: the
-** section's seq, the flush flag, an atom's count bits. */
+/* x86-64 (outside TSan, which must see every access) reads a few of the
+** hit path's words in the instruction that uses them: the flush flag, an
+** atom's count bits. */
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
 #define ATAB__X86_HIT 1
 #else
 #define ATAB__X86_HIT 0
 #endif
 
-/* One step of r->seq, by its owner (its only writer): one instruction on
-** x86-64, where it is a read, an add and a store that a grace period's
-** waiter sees whole, as any aligned store (elsewhere an atomic store). No
-** fence: the callers order it. */
-static inline void atab__seq_step(atab__rec *r)
-{
-#if ATAB__X86_HIT
-    __asm__ volatile("addq $1, %0" : "+m"(r->seq));
-#else
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELAXED);
-#endif
-}
+#define ATAB__SEQ_OUT 0u
+#define ATAB__SEQ_IN 1u
+#define ATAB__SEQ_MARKED 2u
 
 /* Enters a read-side section on a record. */
 static inline void atab__enter_rec(atab__rec *r)
 {
-    atab__seq_step(r);
+    __atomic_store_n(&r->seq, ATAB__SEQ_IN, __ATOMIC_RELAXED);
     atab__reader_fence();
 }
 
@@ -196,21 +193,15 @@ static inline void atab__enter_rec(atab__rec *r)
 ** makes the writers fence for it (thread.c). */
 static inline void atab__enter_rec_nofence(atab__rec *r)
 {
-    atab__seq_step(r);
+    __atomic_store_n(&r->seq, ATAB__SEQ_IN, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* Leaves the section: a release store of the seq (on x86-64 every store
-** is one; the compiler fence keeps the section's reads and writes before
+/* Leaves the section: a release store (a waiter's mark, if any, goes with
 ** it). */
 static inline void atab__leave(atab__rec *r)
 {
-#if ATAB__X86_HIT
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    atab__seq_step(r);
-#else
-    __atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
-#endif
+    __atomic_store_n(&r->seq, ATAB__SEQ_OUT, __ATOMIC_RELEASE);
 }
 
 /* Way 0 of the cache set of a key or atom of hash h (table.h: the table's
