@@ -51,6 +51,8 @@
 ** usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix] [--ms 300]
 **                    [--reps 3] [--sweep-threshold N] [--pin] [--private] [--inline]
 **                    [--warm-thread] [--json] FILE
+**        atomthreads --chain   (a counter kept in memory, below: the machine's
+**                               figure alone)
 */
 #include <pthread.h>
 #include <sched.h>
@@ -125,6 +127,32 @@ static void pin_to(int i)
     CPU_ZERO(&set);
     CPU_SET(i % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/* ---- a counter kept in memory ----
+** ns per step of a chain of adds to one word in memory, each reading the
+** store of the step before (as a section's seq did when it was stepped in
+** place: two such steps an intern and two a release), against the same
+** chain in a register. A CPU that forwards a store to the next load of its
+** address with no delay (memory renaming) runs both alike; one that does
+** not pays its store-to-load forwarding latency at each step. */
+#define CHAIN_STEPS 100000000L
+static void chain_ns(double *mem_ns, double *reg_ns)
+{
+    static volatile uint64_t word;
+    uint64_t r = 0;
+    double t0 = now_s();
+    for (long i = 0; i < CHAIN_STEPS; i++)
+        word = word + 1;
+    double t1 = now_s();
+    for (long i = 0; i < CHAIN_STEPS; i++) {
+        __asm__ volatile("" : "+r"(r));
+        r++;
+    }
+    double t2 = now_s();
+    __asm__ volatile("" : : "r"(r));
+    *mem_ns = (t1 - t0) / CHAIN_STEPS * 1e9;
+    *reg_ns = (t2 - t1) / CHAIN_STEPS * 1e9;
 }
 
 /* ---- the core-to-core round trip ---- */
@@ -300,7 +328,7 @@ static int cmp_dbl(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int threads[16], nt = 0, ms = 300, reps = 3, json = 0, pin = 0, priv = 0, i;
-    int inline_one = 0, warm_thread = 0;
+    int inline_one = 0, warm_thread = 0, chain = 0;
     int modes[NMODES], nm = 0;
     atab_options opts;
     memset(&opts, 0, sizeof opts);
@@ -326,8 +354,18 @@ int main(int argc, char **argv)
             inline_one = 1;
         else if (strcmp(argv[i], "--warm-thread") == 0)
             warm_thread = 1;
+        else if (strcmp(argv[i], "--chain") == 0)
+            chain = 1;
         else
             break;
+    }
+    if (chain) {   /* the machine's figure alone */
+        double mem, reg;
+        for (int r = 0; r < 3; r++) {
+            chain_ns(&mem, &reg);
+            printf("a counter in memory: %.3f ns a step; in a register: %.3f ns\n", mem, reg);
+        }
+        return 0;
     }
     for (const char *p = list; *p && nt < 16; p += strcspn(p, ","), p += *p == ',')
         if ((threads[nt] = atoi(p)) > 0 && threads[nt] <= MAX_THREADS)
@@ -343,7 +381,8 @@ int main(int argc, char **argv)
     if (i + 1 != argc || nt == 0 || nm == 0 || ms < 1 || reps < 1 || reps > 99) {
         fprintf(stderr, "usage: atomthreads [--threads 1,2,4,8,16] [--modes hit,same,mix]"
                         " [--ms 300] [--reps 3] [--sweep-threshold N] [--pin] [--private]"
-                        " [--inline] [--warm-thread] [--json] FILE\n");
+                        " [--inline] [--warm-thread] [--json] FILE\n"
+                        "       atomthreads --chain\n");
         return 2;
     }
     tokens k;

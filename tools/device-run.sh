@@ -23,7 +23,9 @@
 #                       thread itself (--inline), and on a worker alone on
 #                       the table (--warm-thread), and bench/sc's threads
 #                       mode; what tells the harnesses' one-thread hit and
-#                       mix apart where they disagree
+#                       mix apart where they disagree; first, what a chain
+#                       of adds to one word in memory costs a step against
+#                       the same in a register (atomthreads --chain)
 #   lifecycle.json      every JSON the lifecycle runs wrote, one after another
 #   gracecount.txt      atomgracecount: grace periods (membarrier calls)
 #                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
@@ -97,6 +99,8 @@ step peers peers.txt $pin "$here/atompeers" --sc "$here/atomtab-sc-bench" --reps
 
 # (e) one thread, the harnesses side by side (gap.txt, above)
 gap() {
+    echo "== atomthreads --chain (store-to-load forwarding: a counter stepped in memory)"
+    $pin "$here/atomthreads" --chain
     for r in $(seq 1 "$(scale 3 1)"); do
         echo "== round $r: atompeers --child atomtab, then --peer string_cache (ns per op)"
         $pin "$here/atompeers" --child atomtab "$here/nodejs-api-docs.atoms"
