@@ -173,7 +173,9 @@ test-tools: tests report-tool
 	sh tools/check-tools.sh $(O)
 # The library's files call one another in layers, never around a loop
 # (tools/check-layers.sh, from the objects' symbols), and the check's own test.
-test-layers: $(LIB_OBJS)
+# It waits for lib, whose make builds the objects: naming them here would let
+# this make compile them too, beside that one, under -j.
+test-layers: lib
 	sh tools/check-layers.sh --self-test "$(CC)"
 	sh tools/check-layers.sh $(LIB_OBJS)
 
