@@ -136,48 +136,72 @@ static inline uint64_t atab__word_safe(const char *s, size_t len)
     return p[0] | (uint64_t)p[len / 2] << (8 * (len / 2)) | (uint64_t)p[len - 1] << (8 * (len - 1));
 }
 
-/* Every short key's last step: the length folded into the keys' product h. */
+/* The bits of a short key's hash that the threads' caches use (an
+** entry's set and tag, thread.h; table.h leaves bits 0-34 to them) come
+** from the keys' product before the length's multiply, so that a hit finds
+** its entry a multiply sooner: atab__hash_pre gives that product, which
+** has the length in it too (it keys the first word). */
+#define ATAB__HASH_EARLY UINT64_C(0x3fff)
+
+/* Every short key's last step: the length folded into the keys' product h,
+** whose ATAB__HASH_EARLY bits stay. */
 static inline uint64_t atab__hash_len(const atab__hkeys *k, uint64_t h, size_t len)
 {
     uint64_t lc = len ^ UINT64_C(0x4b33a62ed433d4a3);
     __asm__("" : "+r"(lc));   /* lc in a register before the multiply: GCC would
                                  reorder the xors and move the product twice */
-    return atab__fold_mul(lc ^ h, k->m);
+    return (atab__fold_mul(lc ^ h, k->m) & ~ATAB__HASH_EARLY) | (h & ATAB__HASH_EARLY);
 }
 
-/* The hash of a key of 1 to 8 bytes from its word w: keyed and multiplied
-** as 128 bits by the second key, the halves folded, then the length. */
+/* The keys' product of a key of 1 to 8 bytes from its word w: keyed (the
+** key with the length added) and multiplied as 128 bits by the second key,
+** the halves folded. */
+static inline uint64_t atab__hash_pre_word(const atab__hkeys *k, uint64_t w, size_t len)
+{
+    return atab__fold_mul(w ^ (k->a + len), k->b);
+}
+
 static inline uint64_t atab__hash_word(const atab__hkeys *k, uint64_t w, size_t len)
 {
-    return atab__hash_len(k, atab__fold_mul(w ^ k->a, k->b), len);
+    return atab__hash_len(k, atab__hash_pre_word(k, w, len), len);
 }
 
-ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
+/* The keys' product of a key of 1 to ATAB__SHORT_KEY bytes. */
+ATAB__INLINE uint64_t atab__hash_pre(const atab__hkeys *k, const char *s, size_t len)
 {
     if (len - 1 < 8)
-        return atab__hash_word(k, atab__word_safe(s, len), len);
+        return atab__hash_pre_word(k, atab__word_safe(s, len), len);
     const unsigned char *p = (const unsigned char *)s;
-    uint64_t a = 0, b = 0, h;
+    uint64_t a = 0, b = 0, ka = k->a + len;
     if (len > 16) {
         uint64_t c, d;
         memcpy(&a, p, 8), memcpy(&b, p + 8, 8);
         memcpy(&c, p + len - 16, 8), memcpy(&d, p + len - 8, 8);
-        h = atab__fold_mul(a ^ k->a, b ^ k->b) ^ atab__fold_mul(c ^ k->c, d ^ k->d);
-    } else {
-        if (len > 0)   /* 9 to 16 */
-            memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
-        h = atab__fold_mul(a ^ k->a, b ^ k->b);
+        return atab__fold_mul(a ^ ka, b ^ k->b) ^ atab__fold_mul(c ^ k->c, d ^ k->d);
     }
-    return atab__hash_len(k, h, len);
+    if (len > 0)   /* 9 to 16 */
+        memcpy(&a, p, 8), memcpy(&b, p + len - 8, 8);
+    return atab__fold_mul(a ^ ka, b ^ k->b);
 }
 
-/* atab__hash_short_keyed of an atom's characters c[0..len), len 1..16:
-** up to 8 bytes read in place (the header before c is the atom's). */
-static inline uint64_t atab__hash_atom_short(const atab__hkeys *k, const char *c, size_t len)
+ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s, size_t len)
+{
+    return atab__hash_len(k, atab__hash_pre(k, s, len), len);
+}
+
+/* atab__hash_pre and atab__hash_short_keyed of an atom's characters
+** c[0..len), len 1..16: up to 8 bytes read in place (the header before c
+** is the atom's). */
+static inline uint64_t atab__hash_atom_pre(const atab__hkeys *k, const char *c, size_t len)
 {
     if (len - 1 < 8)
-        return atab__hash_word(k, atab__word_end(c, len), len);
-    return atab__hash_short_keyed(k, c, len);
+        return atab__hash_pre_word(k, atab__word_end(c, len), len);
+    return atab__hash_pre(k, c, len);
+}
+
+static inline uint64_t atab__hash_atom_short(const atab__hkeys *k, const char *c, size_t len)
+{
+    return atab__hash_len(k, atab__hash_atom_pre(k, c, len), len);
 }
 
 static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)

@@ -432,31 +432,31 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
 {
     if (len < lo || len > hi)
         __builtin_unreachable();   /* the hash and the compare branch on no length */
-    uint64_t h = atab__hash_short_keyed(&t->hkeys, s, len);
+    uint64_t p = atab__hash_pre(&t->hkeys, s, len);   /* the hash's cache bits */
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
-        return short_general(t, s, len, h, insert_new);   /* first visit, another table,
+        return short_general(t, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);   /* first visit, another table,
                                                              or readers must fence */
     atab__rec *r = atab__tls_last.rec;
     atab__short_key k = {s, len};
-    uint64_t *e = atab__cache_slot(r, h), x;
+    uint64_t *e = atab__cache_slot(r, p), x;
     const atab_atom *a = static_hit(e, atab__match_short, &k);
     if (ATAB__LIKELY(a != NULL))
         return a;
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
-        if (ATAB__LIKELY(atab__tag_agrees(x, h) && atab__ent_live_at(e, x) &&
+        if (ATAB__LIKELY(atab__tag_agrees(x, p) && atab__ent_live_at(e, x) &&
                          atab__match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
-                return short_stale(r, s, len, h, insert_new);
+                return short_stale(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
             atab__ent_take_dyn(e, x);
             atab__leave(r);
             return a;
         }
-        if (atab__way1_may(e, h))
-            return short_way1(r, s, len, h, insert_new);
+        if (atab__way1_may(e, p))
+            return short_way1(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
     }
-    return short_probe(r, s, len, h, insert_new);
+    return short_probe(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
 }
 
 static const atab_atom *intern_bytes(atab_table *t, const char *s, size_t len, int insert_new);
@@ -502,30 +502,30 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
     uint64_t w;
     if (ATAB__UNLIKELY(key_word(t, s, len, &w) != 0))
         return intern_bytes(t, s, len, insert_new);   /* s is NULL: its error */
-    uint64_t h = atab__hash_word(&t->hkeys, w, len);
+    uint64_t p = atab__hash_pre_word(&t->hkeys, w, len);   /* the hash's cache bits */
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
-        return short_general(t, s, len, h, insert_new);
+        return short_general(t, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
     atab__rec *r = atab__tls_last.rec;
     word_key k = {w, len};
-    uint64_t *e = atab__cache_slot(r, h), x;
+    uint64_t *e = atab__cache_slot(r, p), x;
     const atab_atom *a = static_hit(e, match_word, &k);
     if (ATAB__LIKELY(a != NULL))
         return a;
     atab__enter_rec_nofence(r);
     if (ATAB__LIKELY(atab__cache_ours(r))) {
         a = atab__ent_atom(x = *e);
-        if (ATAB__LIKELY(atab__tag_agrees(x, h) && atab__ent_live_at(e, x) &&
+        if (ATAB__LIKELY(atab__tag_agrees(x, p) && atab__ent_live_at(e, x) &&
                          match_word(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
-                return short_stale(r, s, len, h, insert_new);
+                return short_stale(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
             atab__ent_take_dyn(e, x);
             atab__leave(r);
             return a;
         }
-        if (atab__way1_may(e, h))
-            return short_way1(r, s, len, h, insert_new);
+        if (atab__way1_may(e, p))
+            return short_way1(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
     }
-    return short_probe8(r, s, len, h, insert_new, w);
+    return short_probe8(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new, w);
 }
 
 /* The short-key path, one copy for each class of lengths whose hash and
@@ -822,34 +822,38 @@ HOT_ALIGN int atab_release(atab_table *t, const atab_atom *a)
     if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
                      len <= 16)) {
         atab__rec *r = atab__tls_last.rec;
-        uint64_t h;
-        if (a == r->made && r->made_frees == __atomic_load_n(&t->frees, __ATOMIC_RELAXED)) {
+        uint64_t h = 0, p;   /* p: the hash's cache bits (hash.h), had sooner */
+        int made = a == r->made && r->made_frees == __atomic_load_n(&t->frees,
+                                                                    __ATOMIC_RELAXED);
+        if (made) {
             /* The atom its insert made last, not freed since: its hash, and
             ** most likely its only reference (a transient atom), which no
             ** cache entry can keep as a spare, so queued first. */
-            h = r->made_h;
+            p = h = r->made_h;
             atab__enter_rec_nofence(r);
             if (ATAB__LIKELY(atab__cache_ours(r) && atab__unref_sole(r, a, h))) {
                 atab__leave(r);
                 return release_done(t, r);
             }
         } else {
-            h = atab__hash_atom_short(&t->hkeys, atab_chars(a), len);
+            p = atab__hash_atom_pre(&t->hkeys, atab_chars(a), len);
             atab__enter_rec_nofence(r);
         }
         if (ATAB__LIKELY(atab__cache_ours(r))) {
-            uint64_t *e = atab__cache_slot(r, h), x = *e;
+            uint64_t *e = atab__cache_slot(r, p), x = *e;
             if (ATAB__LIKELY(atab__ent_atom(x) == a && atab__spare_fits(a, x))) {
                 *e = x + ATAB__ENT_ONE;   /* kept as a spare (atab__spare_keep) */
                 atab__leave(r);
                 return release_done(t, r);
             }
+            if (!made)
+                h = atab__hash_len(&t->hkeys, p, len);
             if (ATAB__LIKELY(atab__unref_sole(r, a, h))) {
                 atab__leave(r);
                 return release_done(t, r);
             }
         }
-        return release_unref(t, r, a, h);
+        return release_unref(t, r, a, made ? h : atab__hash_len(&t->hkeys, p, len));
     }
 #endif
     return release_general(t, a);

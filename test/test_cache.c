@@ -33,6 +33,35 @@ static void keys_of_one_set(char (*keys)[32], unsigned n)
     }
 }
 
+/* A short key's cache set and tag (ATAB__HASH_EARLY's bits of its hash)
+** are its keys' product's, which the hit path has a multiply sooner, for
+** the key's bytes and for an atom's characters alike; and the length is in
+** that product: runs of one byte, 1 to 32 long, all differ there. */
+static void a_short_keys_cache_bits_come_before_its_last_multiply(void **state)
+{
+    (void)state;
+    atab__hkeys hk = atab__hash_keys(SEED);
+    char buf[8 + 40], *c = buf + 8;   /* 8 bytes before c, as an atom's header */
+    uint64_t seen[ATAB__SHORT_KEY + 1];
+    for (unsigned i = 0; i < 4000; i++) {
+        size_t len = i % (ATAB__SHORT_KEY + 1);
+        for (size_t j = 0; j < len; j++)
+            c[j] = (char)('a' + (i * 7 + j * 13) % 26);
+        uint64_t h = atab__hash_short_keyed(&hk, c, len);
+        assert_true(h == atab__hash_short(SEED, c, len));
+        assert_true(h == atab__hash_bytes(SEED, c, len));
+        assert_true((h & ATAB__HASH_EARLY) == (atab__hash_pre(&hk, c, len) & ATAB__HASH_EARLY));
+        if (len > 0 && len <= 16)
+            assert_true(atab__hash_atom_pre(&hk, c, len) == atab__hash_pre(&hk, c, len));
+    }
+    memset(c, 'x', 32);
+    for (size_t len = 1; len <= ATAB__SHORT_KEY; len++) {
+        seen[len] = atab__hash_pre(&hk, c, len) & ATAB__HASH_EARLY;
+        for (size_t m = 1; m < len; m++)
+            assert_true(seen[m] != seen[len]);
+    }
+}
+
 /* More keys than a set has ways, hit in runs and in turns: each gets its
 ** own atom every time, and every reference and spare comes back. */
 static void keys_of_one_set_each_get_their_own_atom(void **state)
@@ -303,6 +332,7 @@ static void a_static_hit_writes_nothing_and_enters_no_section(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_short_keys_cache_bits_come_before_its_last_multiply),
         cmocka_unit_test(keys_of_one_set_each_get_their_own_atom),
 #ifndef ATAB_DEBUG
         cmocka_unit_test(a_set_keeps_the_two_atoms_hit_last),

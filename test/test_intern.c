@@ -339,8 +339,8 @@ static void content_hash_is_the_same_in_every_run(void **state)
     const atab_atom *a = atab_intern(t, "stable", 6);
     const atab_atom *b = atab_intern(t, "stable key longer than 16", 25);
     const atab_atom *c = atab_intern_cstr(t, "stable key longer than 32 bytes, for XXH3");
-    assert_true(atab_hash_content(a, 1) == UINT64_C(0xcf8b2137907cce74));
-    assert_true(atab_hash_content(b, 1) == UINT64_C(0x01af1df38ba2f254));
+    assert_true(atab_hash_content(a, 1) == UINT64_C(0xc838ba640448984b));
+    assert_true(atab_hash_content(b, 1) == UINT64_C(0x1f511f7e0a85f415));
     assert_true(atab_hash_content(c, 1) == UINT64_C(0x305715d74116af7c));
     atab_table_free(t);
 #endif

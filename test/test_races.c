@@ -1332,9 +1332,27 @@ typedef struct take_case {
     atab__rec *rec;                 /* W's record */
     const atab_atom *dead[TAKE_N];  /* W's swept atoms, their blocks on its queue */
     const atab_atom *got;
+    char fresh[16];                 /* the new key, 10 bytes */
     int ready;                      /* W swept, rec set (atomic) */
     sem_t go;
 } take_case;
+
+/* Would key s (absent) go into a free slot of its groups, its shard's
+** array kept as it is (no growth: a grower waits for the registry lock
+** that the paused sweep holds)? As atab__insert_made_locked decides. */
+static int takes_a_free_slot(atab_table *t, const char *s, size_t len)
+{
+    uint64_t h = atab__table_hash(t, s, len);
+    atab__shard *sh = atab__shard_of(t, h);
+    atab__arr v = atab__arr_of(*sh->arr);
+    if (sh->used >= sh->limit || v.overflow)
+        return 0;
+    unsigned c = atab__h_ctrl(h);
+    atab__group ga = atab__group_read(v, atab__h_group(h, v.ngroups), c);
+    if (ga.free)
+        return 1;
+    return !ga.empty && atab__group_read(v, atab__h_group2(h, v.ngroups), c).free != 0;
+}
 
 static void *do_take_gc(void *arg)
 {
@@ -1356,18 +1374,22 @@ static void *do_churn_then_intern(void *arg)
     c->rec = my_rec(c->t);
     atab_atom **kept = atab__queue_kept(c->rec->queue, c->t->queue_cap);
     assert_non_null(kept[atab__class_of(10)]);   /* blocks for a new 10-byte atom */
+    snprintf(c->fresh, sizeof c->fresh, "take-fresh");
+    for (int i = 0; !takes_a_free_slot(c->t, c->fresh, 10); i++)
+        snprintf(c->fresh, sizeof c->fresh, "take-f%04d", i);
     __atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
     while (sem_wait(&c->go) != 0)
         ;
-    c->got = atab_intern_cstr(c->t, "take-fresh");   /* a miss: the insert */
+    c->got = atab_intern_cstr(c->t, c->fresh);   /* a miss: the insert */
     return NULL;
 }
 
 /* W swept its queue, whose blocks it keeps for its next new atoms; a full
 ** sweep F (atab_gc) flags every record, sees W out of any section and
 ** stops while it holds W's record ("flush:record"), before it takes W's
-** queue away. W then interns a new key of the blocks' size: its probe's
-** section finds the record flagged, so the insert takes no block from the
+** queue away. W then interns a new key of the blocks' size, one that its
+** groups have room for (takes_a_free_slot): its probe's section finds the
+** record flagged, so the insert takes no block from the
 ** queue that F holds and carves one. Let go, F takes the queue and gives
 ** its blocks back; the new atom is whole, counts exact. */
 static void insert_while_a_sweep_holds_its_record_takes_no_kept_block(void **state)
@@ -1394,7 +1416,7 @@ static void insert_while_a_sweep_holds_its_record_takes_no_kept_block(void **sta
     worker_returned(&w);   /* its insert waits for nothing F holds (its exit
                               waits for F's registry lock) */
     assert_non_null(c.got);
-    assert_string_equal(atab_chars(c.got), "take-fresh");
+    assert_string_equal(atab_chars(c.got), c.fresh);
     for (int i = 0; i < TAKE_N; i++)
         assert_ptr_not_equal(c.got, c.dead[i]);   /* no kept block: F holds them */
     pause_release(pf);
@@ -1406,7 +1428,7 @@ static void insert_while_a_sweep_holds_its_record_takes_no_kept_block(void **sta
     assert_int_equal(st.misuse, 0);
     assert_int_equal(atab_count(c.t), 1);
     assert_int_equal(atab__count(c.got), 1);
-    assert_ptr_equal(atab_lookup(c.t, "take-fresh", 10), c.got);
+    assert_ptr_equal(atab_lookup(c.t, c.fresh, 10), c.got);
     assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
     assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
     atab_gc(c.t);
