@@ -238,8 +238,9 @@ ATAB__INLINE const atab_atom *static_hit(const uint64_t *e, atab__match_fn match
 /* The short-key path's ways out, out of line so the hit path below saves
 ** no registers for them. */
 static __attribute__((noinline)) const atab_atom *
-short_general(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
+short_general(atab_table *t, const char *s, size_t len, uint64_t p, int insert_new)
 {
+    uint64_t h = atab__hash_len(&t->hkeys, p, len);
     atab__key k = {s, NULL, 0, len, h};
     atab__rec *r = atab__rec_of(t);
     const atab_atom *a = r ? static_hit(atab__cache_slot(r, h), atab__match_key, &k) : NULL;
@@ -352,11 +353,14 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
 }
 
 /* The probe's copies: one for each class of keys, each of intern and
-** lookup (a lookup reads no hold count and seeks no room). */
+** lookup (a lookup reads no hold count and seeks no room). They and the
+** other ways out of the hit path take the keys' product p (hash.h), the
+** hit path's, and make the hash from it. */
 #define SHORT_PROBE(name, insert_new, match, ...)                                        \
     static __attribute__((noinline)) const atab_atom *                                   \
-    name(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t w)                \
+    name(atab__rec *r, const char *s, size_t len, uint64_t p, uint64_t w)                \
     {                                                                                    \
+        uint64_t h = atab__hash_len(&r->t->hkeys, p, len);                               \
         (void)w;                                                                         \
         __VA_ARGS__;                                                                     \
         return short_probe_in(r, s, len, h, insert_new, match, &k);                      \
@@ -369,28 +373,28 @@ SHORT_PROBE(intern_probe32, 1, atab__match_short, atab__short_key k = {s, len})
 SHORT_PROBE(lookup_probe32, 0, atab__match_short, atab__short_key k = {s, len})
 
 static inline const atab_atom *short_probe8(atab__rec *r, const char *s, size_t len,
-                                            uint64_t h, int insert_new, uint64_t w)
+                                            uint64_t p, int insert_new, uint64_t w)
 {
-    return insert_new ? intern_probe8(r, s, len, h, w) : lookup_probe8(r, s, len, h, w);
+    return insert_new ? intern_probe8(r, s, len, p, w) : lookup_probe8(r, s, len, p, w);
 }
 
 static inline const atab_atom *short_probe16(atab__rec *r, const char *s, size_t len,
-                                             uint64_t h, int insert_new)
+                                             uint64_t p, int insert_new)
 {
-    return insert_new ? intern_probe16(r, s, len, h, 0) : lookup_probe16(r, s, len, h, 0);
+    return insert_new ? intern_probe16(r, s, len, p, 0) : lookup_probe16(r, s, len, p, 0);
 }
 
 static inline const atab_atom *short_probe32(atab__rec *r, const char *s, size_t len,
-                                             uint64_t h, int insert_new)
+                                             uint64_t p, int insert_new)
 {
-    return insert_new ? intern_probe32(r, s, len, h, 0) : lookup_probe32(r, s, len, h, 0);
+    return insert_new ? intern_probe32(r, s, len, p, 0) : lookup_probe32(r, s, len, p, 0);
 }
 
 static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t len,
-                                           uint64_t h, int insert_new)
+                                           uint64_t p, int insert_new)
 {
-    return len > 16 ? short_probe32(r, s, len, h, insert_new)
-                    : short_probe16(r, s, len, h, insert_new);
+    return len > 16 ? short_probe32(r, s, len, p, insert_new)
+                    : short_probe16(r, s, len, p, insert_new);
 }
 
 /* The short-key path's cache hit whose atom's count bits are 0 (thread.h:
@@ -398,30 +402,30 @@ static inline const atab_atom *short_probe(atab__rec *r, const char *s, size_t l
 ** is saturated, else the probe. Out of line, so the hit path saves no
 ** registers for it. */
 static __attribute__((noinline)) const atab_atom *
-short_stale(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+short_stale(atab__rec *r, const char *s, size_t len, uint64_t p, int insert_new)
 {
-    uint64_t *e = atab__cache_slot(r, h), x = *e;
+    uint64_t *e = atab__cache_slot(r, p), x = *e;
     if (atab__ent_stale(r, e) == 0) {
         atab__ent_take_dyn(e, x);
         atab__leave(r);
         return atab__ent_atom(x);
     }
-    return short_probe(r, s, len, h, insert_new);
+    return short_probe(r, s, len, p, insert_new);
 }
 
 /* The short-key path's cache hit in way 1 (thread.h), live and its tag
-** agreeing with h, in this thread's open section: its atom when it is the
+** agreeing with p's, in this thread's open section: its atom when it is the
 ** key's, else the probe. Out of line, as short_stale. */
 static __attribute__((noinline)) const atab_atom *
-short_way1(atab__rec *r, const char *s, size_t len, uint64_t h, int insert_new)
+short_way1(atab__rec *r, const char *s, size_t len, uint64_t p, int insert_new)
 {
     atab__short_key k = {s, len};
-    const atab_atom *a = atab__cache_way1(r, atab__cache_slot(r, h), h, atab__match_short, &k);
+    const atab_atom *a = atab__cache_way1(r, atab__cache_slot(r, p), p, atab__match_short, &k);
     if (a) {
         atab__leave(r);
         return a;
     }
-    return short_probe(r, s, len, h, insert_new);
+    return short_probe(r, s, len, p, insert_new);
 }
 
 /* The hit path for keys of lo to hi bytes (most atoms): the hash, this
@@ -434,7 +438,7 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
         __builtin_unreachable();   /* the hash and the compare branch on no length */
     uint64_t p = atab__hash_pre(&t->hkeys, s, len);   /* the hash's cache bits */
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
-        return short_general(t, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);   /* first visit, another table,
+        return short_general(t, s, len, p, insert_new);   /* first visit, another table,
                                                              or readers must fence */
     atab__rec *r = atab__tls_last.rec;
     atab__short_key k = {s, len};
@@ -448,15 +452,15 @@ ATAB__INLINE const atab_atom *intern_short_in(atab_table *t, const char *s, size
         if (ATAB__LIKELY(atab__tag_agrees(x, p) && atab__ent_live_at(e, x) &&
                          atab__match_short(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
-                return short_stale(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
+                return short_stale(r, s, len, p, insert_new);
             atab__ent_take_dyn(e, x);
             atab__leave(r);
             return a;
         }
         if (atab__way1_may(e, p))
-            return short_way1(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
+            return short_way1(r, s, len, p, insert_new);
     }
-    return short_probe(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
+    return short_probe(r, s, len, p, insert_new);
 }
 
 static const atab_atom *intern_bytes(atab_table *t, const char *s, size_t len, int insert_new);
@@ -504,7 +508,7 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
         return intern_bytes(t, s, len, insert_new);   /* s is NULL: its error */
     uint64_t p = atab__hash_pre_word(&t->hkeys, w, len);   /* the hash's cache bits */
     if (ATAB__UNLIKELY(atab__tls_last.id != __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED)))
-        return short_general(t, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
+        return short_general(t, s, len, p, insert_new);
     atab__rec *r = atab__tls_last.rec;
     word_key k = {w, len};
     uint64_t *e = atab__cache_slot(r, p), x;
@@ -517,15 +521,15 @@ ATAB__INLINE const atab_atom *short8_in(atab_table *t, const char *s, size_t len
         if (ATAB__LIKELY(atab__tag_agrees(x, p) && atab__ent_live_at(e, x) &&
                          match_word(&k, a))) {
             if (ATAB__UNLIKELY(!atab__counted(a)))   /* a static atom returned above */
-                return short_stale(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
+                return short_stale(r, s, len, p, insert_new);
             atab__ent_take_dyn(e, x);
             atab__leave(r);
             return a;
         }
         if (atab__way1_may(e, p))
-            return short_way1(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new);
+            return short_way1(r, s, len, p, insert_new);
     }
-    return short_probe8(r, s, len, atab__hash_len(&t->hkeys, p, len), insert_new, w);
+    return short_probe8(r, s, len, p, insert_new, w);
 }
 
 /* The short-key path, one copy for each class of lengths whose hash and
