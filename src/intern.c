@@ -11,6 +11,9 @@
 **     alive (an entry whose tag disagrees with the key's hash is passed by
 **     without a read of its atom); else it probes the key's two groups
 **     (probe.h) and takes a reference from the cache or the atom's count;
+**   - a short key's hit makes only the keys' product (hash.h), whose bits
+**     name its cache set and tag; the hash's last multiply is made on the
+**     ways past the cache (they take the product);
 **   - a short key (1 to ATAB__SHORT_KEY bytes, most of them) goes a path of
 **     its own, one copy for each class of lengths (1-8, 9-16, 17-32) so
 **     that neither its hash nor its compare branches on the length, whose
