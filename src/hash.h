@@ -24,7 +24,7 @@ typedef struct atab__key {
 ATAB__HIDDEN uint64_t atab__hash_bytes(uint64_t seed, const char *s, size_t len);
 
 /* Keys of at most ATAB__SHORT_KEY bytes (most atoms) hash inline on the
-** hit path: up to 8 bytes, the key as one word (atab__hash_word); 9 to 16
+** hit path: up to 8 bytes, the key as one word (atab__hash_pre_word); 9 to 16
 ** bytes, the key's first and last words (overlapping; every byte is in one
 ** of them), each keyed, multiplied as 128 bits and the halves folded; 17
 ** to 32 bytes, its first and last 16 bytes so, two products folded into
@@ -161,11 +161,6 @@ static inline uint64_t atab__hash_pre_word(const atab__hkeys *k, uint64_t w, siz
     return atab__fold_mul(w ^ (k->a + len), k->b);
 }
 
-static inline uint64_t atab__hash_word(const atab__hkeys *k, uint64_t w, size_t len)
-{
-    return atab__hash_len(k, atab__hash_pre_word(k, w, len), len);
-}
-
 /* The keys' product of a key of 1 to ATAB__SHORT_KEY bytes. */
 ATAB__INLINE uint64_t atab__hash_pre(const atab__hkeys *k, const char *s, size_t len)
 {
@@ -189,19 +184,13 @@ ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s
     return atab__hash_len(k, atab__hash_pre(k, s, len), len);
 }
 
-/* atab__hash_pre and atab__hash_short_keyed of an atom's characters
-** c[0..len), len 1..16: up to 8 bytes read in place (the header before c
-** is the atom's). */
+/* atab__hash_pre of an atom's characters c[0..len), len 1..16: up to 8
+** bytes read in place (the header before c is the atom's). */
 static inline uint64_t atab__hash_atom_pre(const atab__hkeys *k, const char *c, size_t len)
 {
     if (len - 1 < 8)
         return atab__hash_pre_word(k, atab__word_end(c, len), len);
     return atab__hash_pre(k, c, len);
-}
-
-static inline uint64_t atab__hash_atom_short(const atab__hkeys *k, const char *c, size_t len)
-{
-    return atab__hash_len(k, atab__hash_atom_pre(k, c, len), len);
 }
 
 static inline uint64_t atab__hash_short(uint64_t seed, const char *s, size_t len)
