@@ -829,7 +829,7 @@ HOT_ALIGN int atab_release(atab_table *t, const atab_atom *a)
     if (ATAB__LIKELY(atab__tls_last.id == __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) &&
                      len <= 16)) {
         atab__rec *r = atab__tls_last.rec;
-        uint64_t h = 0, p;   /* p: the hash's cache bits (hash.h), had sooner */
+        uint64_t h, p;   /* p: the hash's cache bits (hash.h), had sooner */
         int made = a == r->made && r->made_frees == __atomic_load_n(&t->frees,
                                                                     __ATOMIC_RELAXED);
         if (made) {
@@ -846,21 +846,22 @@ HOT_ALIGN int atab_release(atab_table *t, const atab_atom *a)
             p = atab__hash_atom_pre(&t->hkeys, atab_chars(a), len);
             atab__enter_rec_nofence(r);
         }
-        if (ATAB__LIKELY(atab__cache_ours(r))) {
+        int ours = atab__cache_ours(r);
+        if (ATAB__LIKELY(ours)) {
             uint64_t *e = atab__cache_slot(r, p), x = *e;
             if (ATAB__LIKELY(atab__ent_atom(x) == a && atab__spare_fits(a, x))) {
                 *e = x + ATAB__ENT_ONE;   /* kept as a spare (atab__spare_keep) */
                 atab__leave(r);
                 return release_done(t, r);
             }
-            if (!made)
-                h = atab__hash_len(&t->hkeys, p, len);
-            if (ATAB__LIKELY(atab__unref_sole(r, a, h))) {
-                atab__leave(r);
-                return release_done(t, r);
-            }
         }
-        return release_unref(t, r, a, made ? h : atab__hash_len(&t->hkeys, p, len));
+        if (!made)
+            h = atab__hash_len(&t->hkeys, p, len);
+        if (ATAB__LIKELY(ours && atab__unref_sole(r, a, h))) {
+            atab__leave(r);
+            return release_done(t, r);
+        }
+        return release_unref(t, r, a, h);
     }
 #endif
     return release_general(t, a);
