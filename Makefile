@@ -780,10 +780,17 @@ bench-peers: bench-tools sc-bench
 #                     both corpora, bench-lifecycle.sh and run.sh
 #                     (tools/device-run.sh). `build/device/run.sh OUTDIR`
 #                     writes its results there; SCALE=0.05 for a smoke run.
+#                     DEVICE_AB: pairs NAME=REV_A:REV_B of builds to time
+#                     against each other there (tools/ab.sh, linked
+#                     -static; run.sh writes ab.txt); a pair whose commits
+#                     this clone lacks is left out, with a message.
 DEVICE_DIR   ?= build/device
 DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers atomgracecount atomurcu)
 DEVICE_SC    := $(DEVICE_DIR)/atomtab-sc-bench
 DEVICE_RUST_TARGET ?= x86_64-unknown-linux-gnu
+DEVICE_AB    ?= self=HEAD:HEAD plain=proto-xeon-plain^:proto-xeon-plain \
+                nogive=proto-xeon-nogive^:proto-xeon-nogive victim=proto-victim^:proto-victim \
+                cache2k=proto-xeon-cache2k^:proto-xeon-cache2k
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread
@@ -825,6 +832,13 @@ device-bundle: bench-tools device-sc
 	@$(MAKE) --no-print-directory $(DEVICE_BINS)
 	cp $(CORPUS) $(BIG_TOKENS) tools/bench-lifecycle.sh $(DEVICE_DIR)/
 	cp tools/device-run.sh $(DEVICE_DIR)/run.sh && chmod +x $(DEVICE_DIR)/run.sh
+	rm -f $(DEVICE_DIR)/ab-* $(DEVICE_DIR)/ba-*
+	cp tools/ab-ratio.awk $(DEVICE_DIR)/
+	@for p in $(DEVICE_AB); do n=$${p%%=*} r=$${p#*=}; a=$${r%%:*} b=$${r#*:}; \
+	    if git rev-parse -q --verify "$$a^{commit}" >/dev/null && \
+	       git rev-parse -q --verify "$$b^{commit}" >/dev/null; then \
+	        AB_STATIC=$(DEVICE_DIR)/$$n sh tools/ab.sh "$$a" "$$b" - || exit 1; \
+	    else echo "device-bundle: A/B $$n left out: no commit $$a or $$b here"; fi; done
 	{ echo "atomtab $(VERSION), commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
 	      "$$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo '(dirty)')"; \
 	  echo "built $$(date -u '+%Y-%m-%d %H:%M UTC') on $$(uname -sr), $$($(CC) --version | head -n 1)"; \

@@ -10,7 +10,11 @@
 #   REV_A, REV_B  commits (or WORK for the working tree as it is)
 #   ROUNDS        rounds a build and workload (default 10)
 #   WORKLOADS     a comma list of stream,hit,hitrel,mix,mix2 (default all)
-# Knobs (environment): CC (cc), AB_CFLAGS (extra -D... for both builds).
+# Knobs (environment): CC (cc), AB_CFLAGS (extra -D... for both builds),
+# AB_STATIC=DIR/NAME: build the two binaries linked -static, as
+# DIR/ab-NAME and DIR/ba-NAME (FILE, ROUNDS and WORKLOADS unused), for a
+# machine with no compiler (the device bundle: tools/device-run.sh runs
+# them), and run nothing.
 set -e
 a=$1 b=$2 file=$3 rounds=${4:-10} only=${5:-stream,hit,hitrel,mix,mix2}
 [ -n "$a" ] && [ -n "$b" ] && [ -n "$file" ] || {
@@ -42,19 +46,23 @@ for v in a b; do
 done
 # bin NAME ITSELF RENAMED: atomabtest with build ITSELF as A and RENAMED as B
 bin() {
-    $CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" "$root/bench/abtest.c" -o "$tmp/$1" \
-        "$tmp/$2.a" "$tmp/$3-renamed.a" -lxxhash -pthread
+    $CC -O2 -std=c11 -D_GNU_SOURCE -I"$root/include" ${AB_STATIC:+-static -s} \
+        "$root/bench/abtest.c" -o "$tmp/$1" "$tmp/$2.a" "$tmp/$3-renamed.a" -lxxhash -pthread
 }
 bin ab a b
 bin ba b a
 name() { [ "$1" = WORK ] && echo "working tree on $(git -C "$root" rev-parse --short HEAD)" ||
     git -C "$root" rev-parse --short "$1"; }
+if [ -n "${AB_STATIC:-}" ]; then
+    mkdir -p "$(dirname "$AB_STATIC")"
+    cp "$tmp/ab" "$(dirname "$AB_STATIC")/ab-$(basename "$AB_STATIC")"
+    cp "$tmp/ba" "$(dirname "$AB_STATIC")/ba-$(basename "$AB_STATIC")"
+    echo "A = $a ($(name "$a")), B = $b ($(name "$b"))" > "$(dirname "$AB_STATIC")/ab-$(basename "$AB_STATIC").txt"
+    exit 0
+fi
 echo "A = $a ($(name "$a")), B = $b ($(name "$b"))"
 "$tmp/ab" "$file" --rounds "$rounds" --only "$only" | tee "$tmp/out-ab"
 echo "the same with B linked as itself and A renamed (its ratios are A/B):"
 "$tmp/ba" "$file" --rounds "$rounds" --only "$only" | tee "$tmp/out-ba"
 echo "B/A, the geometric mean of both runs (best, mean):"
-awk 'FNR == NR && NF == 7 && $2 ~ /^[0-9.]+$/ { b[$1] = $6; m[$1] = $7; next }
-     NF == 7 && $2 ~ /^[0-9.]+$/ && ($1 in b) {
-         printf "  %-8s %6.3f %6.3f\n", $1, sqrt(b[$1] / $6), sqrt(m[$1] / $7) }' \
-    "$tmp/out-ab" "$tmp/out-ba"
+awk -f "$root/tools/ab-ratio.awk" "$tmp/out-ab" "$tmp/out-ba"

@@ -26,6 +26,10 @@
 #                       mix apart where they disagree; first, what a chain
 #                       of adds to one word in memory costs a step against
 #                       the same in a register (atomthreads --chain)
+#   ab.txt              candidate builds timed against each other, one
+#                       thread, pinned: each pair the bundle holds
+#                       (Makefile: DEVICE_AB; tools/ab.sh), on both
+#                       corpora, B/A as ab.sh gives it
 #   lifecycle.json      every JSON the lifecycle runs wrote, one after another
 #   gracecount.txt      atomgracecount: grace periods (membarrier calls)
 #                       per 1,000 transient atoms at 1, 2, 4, 8, 16 threads
@@ -33,16 +37,18 @@
 #                       liburcu-memb's, and call_rcu per item, with 1, 2, 4,
 #                       8, 16 readers in sections
 #   run.log             what each step printed on stderr, and its timing
-# usage: run.sh OUTDIR      (at most these 8 files in OUTDIR)
+# usage: run.sh OUTDIR      (at most these 9 files in OUTDIR)
 # SCALE (default 1) multiplies the run's lengths: SCALE=0.05 is a smoke
 # run of the whole script. At SCALE=1 it took 184 s on a 2-core machine
-# (peers 107 s, lifecycle 77 s); the thread runs have fixed lengths, so 16
+# (peers 107 s, lifecycle 77 s) before ab.txt, whose two passes over five
+# pairs take about 130 s more; the thread runs have fixed lengths, so 16
 # cores should take about as long, and STEP_TIMEOUT stops any step that
 # runs past it, so the whole stays under 6 minutes.
-# Knobs: CHURNERS (15), THREADS (1,2,4,8,16), STEP_TIMEOUT (170 s a step),
-# ROUNDS (2: the lifecycle's rounds), PEERS_CPU (the CPU that atompeers and
-# its children run on, through taskset where there is one; default the
-# last CPU; "none" leaves them where the scheduler puts them). On a
+# Knobs: AB_PASSES (2: ab.txt's passes), CHURNERS (15), THREADS
+# (1,2,4,8,16), STEP_TIMEOUT (170 s a step), ROUNDS (2: the lifecycle's
+# rounds), PEERS_CPU (the CPU that atompeers and its children run on,
+# through taskset where there is one; default the last CPU; "none" leaves
+# them where the scheduler puts them). On a
 # 16-vCPU KVM guest, unpinned, atomtab's corpus hit read 8.97 ns in one
 # run and 12.4-13.0 in three others, every peer as much slower; pinned to
 # CPU 3 or 11, 7.4-8.3 ns, and its mix time over string_cache's
@@ -51,7 +57,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run.sh OUTDIR}
 mkdir -p "$out" || exit 1
-S=${SCALE:-1} CHURNERS=${CHURNERS:-15} THREADS=${THREADS:-1,2,4,8,16} ROUNDS=${ROUNDS:-2}
+S=${SCALE:-1} AB_PASSES=${AB_PASSES:-2} CHURNERS=${CHURNERS:-15} THREADS=${THREADS:-1,2,4,8,16} ROUNDS=${ROUNDS:-2}
 PEERS_CPU=${PEERS_CPU:-$(( $(nproc) - 1 ))}
 pin=""
 [ "$PEERS_CPU" != none ] && command -v taskset >/dev/null 2>&1 && pin="taskset -c $PEERS_CPU"
@@ -120,6 +126,38 @@ echo "== gap: one thread, the harnesses side by side" >> "$log"
 gap > "$out/gap.txt" 2>> "$log"   # runs of fixed lengths: no timeout needed
 echo "== gap: $(( $(date +%s) - t0 )) s" >> "$log"
 echo "== gap done ($(( $(date +%s) - t_start )) s)"
+
+# (f) candidate builds against the bundle's commit, one thread, pinned
+# (ab.txt): each pair ab-NAME and ba-NAME (tools/ab.sh's two binaries, A
+# and B linked in both places; ab-NAME.txt names their commits), on the
+# C headers and the bundled corpus; B/A the geometric mean of both
+# binaries' ratios (ab-ratio.awk): below 1, B is faster; AB_PASSES
+# passes over every pair, one after another
+abx() {
+    abt=$(mktemp -d)
+    for pass in $(seq 1 "$AB_PASSES"); do
+        for d in "$here"/ab-*.txt; do
+            [ -f "$d" ] || continue
+            n=$(basename "$d" .txt) && n=${n#ab-}
+            for w in c-headers.tokens:hit,stream,hitrel nodejs-api-docs.atoms:hit,hitrel,mix; do
+                echo "== pass $pass: $n, ${w%%:*}: $(cat "$d")"
+                for v in ab ba; do
+                    $pin "$here/$v-$n" "$here/${w%%:*}" --rounds "$(scale 10 2)" \
+                        --only "${w#*:}" > "$abt/$v"
+                done
+                cat "$abt/ab" "$abt/ba"
+                echo "B/A, the geometric mean of both (best, mean):"
+                awk -f "$here/ab-ratio.awk" "$abt/ab" "$abt/ba"
+            done
+        done
+    done
+    rm -rf "$abt"
+}
+t0=$(date +%s)
+echo "== ab: candidate builds against the bundle's commit" >> "$log"
+abx > "$out/ab.txt" 2>> "$log"   # rounds of fixed lengths: no timeout needed
+echo "== ab: $(( $(date +%s) - t0 )) s" >> "$log"
+echo "== ab done ($(( $(date +%s) - t_start )) s)"
 
 # (b) threads and (c) reader latency beside CHURNERS churning threads
 lc=$(mktemp -d)
