@@ -789,8 +789,10 @@ DEVICE_BINS  := $(addprefix $(DEVICE_DIR)/,atomthreads atomlatency atompeers ato
 DEVICE_SC    := $(DEVICE_DIR)/atomtab-sc-bench
 DEVICE_RUST_TARGET ?= x86_64-unknown-linux-gnu
 DEVICE_AB    ?= self=HEAD:HEAD plain=proto-xeon-plain^:proto-xeon-plain \
-                nogive=proto-xeon-nogive^:proto-xeon-nogive ring=proto-victim^:proto-victim-ring \
-                cache2k=proto-xeon-cache2k^:proto-xeon-cache2k
+                nogive=proto-xeon-nogive^:proto-xeon-nogive \
+                ring=proto-victim^:proto-victim-ring \
+                cache2k=proto-xeon-cache2k^:proto-xeon-cache2k \
+                grow=proto-xeon-grow^:proto-xeon-grow
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread
