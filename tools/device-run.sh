@@ -127,12 +127,29 @@ gap > "$out/gap.txt" 2>> "$log"   # runs of fixed lengths: no timeout needed
 echo "== gap: $(( $(date +%s) - t0 )) s" >> "$log"
 echo "== gap done ($(( $(date +%s) - t_start )) s)"
 
+
+# (b) threads and (c) reader latency beside CHURNERS churning threads
+lc=$(mktemp -d)
+step lifecycle lifecycle.txt env LC_THREADS="$THREADS" LC_MODES=hit,samedyn,mix \
+    LC_MS="$(scale 300 20)" LC_REPS=3 LC_ROUNDS="$ROUNDS" LC_BATCHES="$(scale 2000000 20000)" \
+    LC_CHURNERS="$CHURNERS" sh "$here/bench-lifecycle.sh" "$here/atomthreads" \
+    "$here/atomlatency" "$here/atomtab-sc-bench" "$here/nodejs-api-docs.atoms" "$lc"
+for f in "$lc"/*.json; do
+    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }
+done > "$out/lifecycle.json"
+rm -rf "$lc"
+step gracecount gracecount.txt "$here/atomgracecount" --threads "$THREADS" \
+    --atoms "$(scale 400000 16000)"
+step urcu urcu.txt "$here/atomurcu" --threads "$THREADS" \
+    --calls "$(scale 2000 50)" --items "$(scale 200000 5000)"
+
 # (f) candidate builds against the bundle's commit, one thread, pinned
 # (ab.txt): each pair ab-NAME and ba-NAME (tools/ab.sh's two binaries, A
 # and B linked in both places; ab-NAME.txt names their commits), on the
 # C headers and the bundled corpus; B/A the geometric mean of both
 # binaries' ratios (ab-ratio.awk): below 1, B is faster; AB_PASSES
-# passes over every pair, one after another
+# passes over every pair, one after another. Last, so that a run stopped
+# early has the rest
 abx() {
     abt=$(mktemp -d)
     for pass in $(seq 1 "$AB_PASSES"); do
@@ -159,18 +176,4 @@ abx > "$out/ab.txt" 2>> "$log"   # rounds of fixed lengths: no timeout needed
 echo "== ab: $(( $(date +%s) - t0 )) s" >> "$log"
 echo "== ab done ($(( $(date +%s) - t_start )) s)"
 
-# (b) threads and (c) reader latency beside CHURNERS churning threads
-lc=$(mktemp -d)
-step lifecycle lifecycle.txt env LC_THREADS="$THREADS" LC_MODES=hit,samedyn,mix \
-    LC_MS="$(scale 300 20)" LC_REPS=3 LC_ROUNDS="$ROUNDS" LC_BATCHES="$(scale 2000000 20000)" \
-    LC_CHURNERS="$CHURNERS" sh "$here/bench-lifecycle.sh" "$here/atomthreads" \
-    "$here/atomlatency" "$here/atomtab-sc-bench" "$here/nodejs-api-docs.atoms" "$lc"
-for f in "$lc"/*.json; do
-    [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }
-done > "$out/lifecycle.json"
-rm -rf "$lc"
-step gracecount gracecount.txt "$here/atomgracecount" --threads "$THREADS" \
-    --atoms "$(scale 400000 16000)"
-step urcu urcu.txt "$here/atomurcu" --threads "$THREADS" \
-    --calls "$(scale 2000 50)" --items "$(scale 200000 5000)"
 echo "== run.sh: $(( $(date +%s) - t_start )) s in all" | tee -a "$log"
