@@ -40,10 +40,11 @@
 # usage: run.sh OUTDIR      (at most these 9 files in OUTDIR)
 # SCALE (default 1) multiplies the run's lengths: SCALE=0.05 is a smoke
 # run of the whole script. At SCALE=1 it took 184 s on a 2-core machine
-# (peers 107 s, lifecycle 77 s) before ab.txt, whose two passes over five
-# pairs take about 130 s more; the thread runs have fixed lengths, so 16
-# cores should take about as long, and STEP_TIMEOUT stops any step that
-# runs past it, so the whole stays under 6 minutes.
+# (peers 107 s, lifecycle 77 s) before ab.txt, whose two passes take about
+# 26 s a pair more (157 s for six); the thread runs have fixed lengths, so
+# 16 cores should take about as long, and STEP_TIMEOUT stops any step but
+# gap and ab (fixed lengths too) that runs past it: with seven pairs the
+# whole stays under 8 minutes (AB_PASSES=1 saves about 90 s).
 # Knobs: AB_PASSES (2: ab.txt's passes), CHURNERS (15), THREADS
 # (1,2,4,8,16), STEP_TIMEOUT (170 s a step), ROUNDS (2: the lifecycle's
 # rounds), PEERS_CPU (the CPU that atompeers and its children run on,
