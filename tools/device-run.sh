@@ -92,6 +92,9 @@ machine() {
     echo "== nproc"; nproc
     echo "== lscpu"; lscpu 2>/dev/null || grep -m 1 'model name' /proc/cpuinfo
     echo "== memory"; free -m 2>/dev/null || head -n 3 /proc/meminfo
+    echo "== transparent huge pages (enabled, defrag)"
+    cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag 2>&1
+    echo "== kernel command line"; cat /proc/cmdline 2>&1
     echo "== bundle"; cat "$here/VERSIONS"
     echo "== SCALE=$S CHURNERS=$CHURNERS THREADS=$THREADS ROUNDS=$ROUNDS peers: ${pin:-not pinned}"
 }
