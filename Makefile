@@ -792,7 +792,8 @@ DEVICE_AB    ?= self=HEAD:HEAD plain=proto-xeon-plain^:proto-xeon-plain \
                 nogive=proto-xeon-nogive^:proto-xeon-nogive \
                 ring=proto-victim^:proto-victim-ring \
                 cache2k=proto-xeon-cache2k^:proto-xeon-cache2k \
-                grow=proto-xeon-grow^:proto-xeon-grow queue256=proto-xeon-queue256^:proto-xeon-queue256
+                grow=proto-xeon-grow^:proto-xeon-grow \
+                queue256=proto-xeon-queue256^:proto-xeon-queue256
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread

@@ -54,10 +54,10 @@ bin ba b a
 name() { [ "$1" = WORK ] && echo "working tree on $(git -C "$root" rev-parse --short HEAD)" ||
     git -C "$root" rev-parse --short "$1"; }
 if [ -n "${AB_STATIC:-}" ]; then
-    mkdir -p "$(dirname "$AB_STATIC")"
-    cp "$tmp/ab" "$(dirname "$AB_STATIC")/ab-$(basename "$AB_STATIC")"
-    cp "$tmp/ba" "$(dirname "$AB_STATIC")/ba-$(basename "$AB_STATIC")"
-    echo "A = $a ($(name "$a")), B = $b ($(name "$b"))" > "$(dirname "$AB_STATIC")/ab-$(basename "$AB_STATIC").txt"
+    d=$(dirname "$AB_STATIC") n=$(basename "$AB_STATIC")
+    mkdir -p "$d"
+    cp "$tmp/ab" "$d/ab-$n" && cp "$tmp/ba" "$d/ba-$n"
+    echo "A = $a ($(name "$a")), B = $b ($(name "$b"))" > "$d/ab-$n.txt"
     exit 0
 fi
 echo "A = $a ($(name "$a")), B = $b ($(name "$b"))"

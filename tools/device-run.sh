@@ -86,6 +86,16 @@ step() {
     echo "== $name done ($(( $(date +%s) - t_start )) s)"
 }
 
+# fixed NAME FILE FUNC: as step, for a shell function whose runs have fixed
+# lengths (timeout cannot run a function, and these need none)
+fixed() {
+    t0=$(date +%s)
+    echo "== $1: $3" >> "$log"
+    "$3" > "$out/$2" 2>> "$log"
+    echo "== $1: exit $?, $(( $(date +%s) - t0 )) s" >> "$log"
+    echo "== $1 done ($(( $(date +%s) - t_start )) s)"
+}
+
 machine() {
     echo "== date"; date -u
     echo "== uname -a"; uname -a
@@ -125,12 +135,7 @@ gap() {
             --ms "$(scale 300 20)" "$here/nodejs-api-docs.atoms" | grep -E '^(hit|mix) '
     done
 }
-t0=$(date +%s)
-echo "== gap: one thread, the harnesses side by side" >> "$log"
-gap > "$out/gap.txt" 2>> "$log"   # runs of fixed lengths: no timeout needed
-echo "== gap: $(( $(date +%s) - t0 )) s" >> "$log"
-echo "== gap done ($(( $(date +%s) - t_start )) s)"
-
+fixed gap gap.txt gap
 
 # (b) threads and (c) reader latency beside CHURNERS churning threads
 lc=$(mktemp -d)
@@ -174,10 +179,6 @@ abx() {
     done
     rm -rf "$abt"
 }
-t0=$(date +%s)
-echo "== ab: candidate builds against the bundle's commit" >> "$log"
-abx > "$out/ab.txt" 2>> "$log"   # rounds of fixed lengths: no timeout needed
-echo "== ab: $(( $(date +%s) - t0 )) s" >> "$log"
-echo "== ab done ($(( $(date +%s) - t_start )) s)"
+fixed ab ab.txt abx
 
 echo "== run.sh: $(( $(date +%s) - t_start )) s in all" | tee -a "$log"
