@@ -1255,6 +1255,48 @@ static void bad_extra_entries_are_einval(void **state)
     atab_table_free(t);
 }
 
+/* atab_report_tree_ex refuses with ATAB_EINVAL only options that break
+** the rules of atab_report_options: a prefix of 64 one-letter names (127
+** bytes, within ATAB_REPORT_PREFIX_MAX) obeys them, and so do eight extra
+** entries of six names each. Both must draw, as atab_report_ex takes them. */
+static void the_tree_draws_every_prefix_and_entries_the_options_allow(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    static sink k;
+    got g;
+    char prefix[ATAB_REPORT_PREFIX_MAX + 1];
+    size_t n = 0;
+    for (int i = 0; i < 64; i++) {
+        if (i)
+            prefix[n++] = '/';
+        prefix[n++] = (char)('a' + i % 26);
+    }
+    prefix[n] = '\0';
+    assert_true(n <= ATAB_REPORT_PREFIX_MAX);
+    atab_intern_cstr(t, "a dynamic atom, to have every entry");
+    atab_report_options o = {prefix, NULL, 0};
+    report_ex_into(t, &o, &g);   /* the options are good */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "/x/y/z/a/b/c/d/e/f/g/h/i/j/k/l/atoms"));
+    assert_non_null(strstr(k.buf, "\nOther Measurements\n"));
+
+    static char paths[ATAB_REPORT_EXTRA_MAX][64];
+    atab_report_entry x[ATAB_REPORT_EXTRA_MAX];
+    for (int i = 0; i < ATAB_REPORT_EXTRA_MAX; i++) {
+        snprintf(paths[i], sizeof paths[i], "explicit/host%d/a/b/c/d/e", i);
+        x[i] = (atab_report_entry){paths[i], ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 100 + i, "d"};
+    }
+    atab_report_options ox = {NULL, x, ATAB_REPORT_EXTRA_MAX};
+    int entries = 0;
+    assert_int_equal(atab_report_ex(t, &ox, count_entries, &entries), ATAB_OK);
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &ox, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "host7/a/b/c/d/e\n"));
+    atab_table_free(t);
+}
+
 /* ---- stopping, errors, stdio ---- */
 
 static void a_failing_callback_or_writer_stops_the_report(void **state)
@@ -1397,6 +1439,7 @@ int main(void)
         cmocka_unit_test(the_tree_follows_about_memorys_rules_for_the_same_entries),
         cmocka_unit_test(a_prefix_keeps_two_tables_apart),
         cmocka_unit_test(bad_extra_entries_are_einval),
+        cmocka_unit_test(the_tree_draws_every_prefix_and_entries_the_options_allow),
         cmocka_unit_test(a_failing_callback_or_writer_stops_the_report),
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),
