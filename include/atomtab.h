@@ -647,9 +647,13 @@ ATAB_API int atab_report_ex(atab_table *t, const atab_report_options *o,
 /**
  * atab_report_tree with options. Extra entries outside explicit/ are
  * listed under "Other Measurements" by their full path, even those with a
- * '/' (about:memory would draw those as trees of their own).
+ * '/' (about:memory would draw those as trees of their own). The tree is
+ * drawn in fixed arrays on the stack: they hold the table's entries under
+ * any prefix, and 48 more names for the extra entries' paths (each name
+ * the tree does not have yet counts once).
  * @return as atab_report_ex, with the writer's first non-zero return in
- *         place of fn's; ATAB_EINVAL is returned before anything is written.
+ *         place of fn's, and ATAB_EINVAL for extra entries that need more
+ *         names than that; ATAB_EINVAL is returned before anything is written.
  * Thread-safe, as atab_report; allocates nothing.
  */
 ATAB_API int atab_report_tree_ex(atab_table *t, const atab_report_options *o,

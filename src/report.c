@@ -434,15 +434,26 @@ static size_t format_amount(char *buf, int64_t v, int units)
 /* The text tree                                                       */
 /* ------------------------------------------------------------------ */
 
-#define MAX_NODES 48
+/* Room for the table's entries under the longest prefix a prefix's rules
+** allow (its names appear twice: explicit/PREFIX/atoms/... and
+** explicit/heap-overhead/PREFIX/atoms) and heap-unclassified, so that no
+** good prefix is refused, then EXTRA_NODES more for the names of the
+** host's extra entries (atomtab.h). No node has more kids than the table's
+** most (4) and every extra entry's: MAX_KIDS is never the limit. */
+#define PREFIX_NAMES_MAX ((ATAB_REPORT_PREFIX_MAX + 1) / 2)
+#define TABLE_NODES (11 + 2 * PREFIX_NAMES_MAX)
+#define EXTRA_NODES 48
+#define MAX_NODES (TABLE_NODES + EXTRA_NODES)
 #define MAX_KIDS 16
+_Static_assert(MAX_NODES <= 256, "node numbers are bytes");
+_Static_assert(MAX_KIDS >= 4 + ATAB_REPORT_EXTRA_MAX, "no node runs out of kids");
 
 typedef struct node {
     const char *name;   /* one path component (not NUL-terminated) */
     size_t len;
     int64_t amount;     /* an entry's amount, or the sum of the kids' */
     int nkids;
-    int kids[MAX_KIDS];
+    unsigned char kids[MAX_KIDS];
 } node;
 
 typedef struct tree {
@@ -451,7 +462,7 @@ typedef struct tree {
 } tree;
 
 /* The kid of `parent` named s[0..len), created when missing; -1 when the
-** fixed arrays are full (options_ok bounds the extra entries). */
+** fixed arrays are full (extra entries past EXTRA_NODES' names). */
 static int kid_of(tree *tr, int parent, const char *s, size_t len)
 {
     node *p = &tr->n[parent];
@@ -466,7 +477,7 @@ static int kid_of(tree *tr, int parent, const char *s, size_t len)
     memset(k, 0, sizeof *k);
     k->name = s;
     k->len = len;
-    p->kids[p->nkids++] = tr->count;
+    p->kids[p->nkids++] = (unsigned char)tr->count;
     return tr->count++;
 }
 
@@ -508,7 +519,8 @@ static int64_t tree_finish(tree *tr, int id)
     for (int i = 0; i < nd->nkids; i++)
         nd->amount += tree_finish(tr, nd->kids[i]);
     for (int i = 1; i < nd->nkids; i++) {   /* insertion sort */
-        int k = nd->kids[i], j = i;
+        unsigned char k = nd->kids[i];
+        int j = i;
         for (; j > 0 && before(&tr->n[k], &tr->n[nd->kids[j - 1]]); j--)
             nd->kids[j] = nd->kids[j - 1];
         nd->kids[j] = k;
