@@ -1255,6 +1255,44 @@ static void bad_extra_entries_are_einval(void **state)
     atab_table_free(t);
 }
 
+/* about:memory loads an explicit/ report only when its kind is HEAP or
+** NONHEAP ("bad explicit kind") and its units BYTES: an extra entry that
+** breaks either would make atab_report_json_ex write JSON about:memory
+** refuses, so both are ATAB_EINVAL, as are kinds and units that are none
+** of ATAB_KIND_* and ATAB_UNITS_*. */
+static void extra_entries_about_memory_would_refuse_are_einval(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    static sink k;
+    int entries = 0;
+    atab_report_entry x = {"explicit/host/cache", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 64, "d"};
+    atab_report_options o = {NULL, &x, 1};
+    assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_EINVAL);
+    assert_int_equal(k.calls, 0);
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    x.kind = 7;
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x.path = "host-things";   /* outside explicit/: any of the three kinds */
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x.units = 9;
+    x.kind = ATAB_KIND_OTHER;
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    assert_int_equal(entries, 0);
+    x.units = ATAB_UNITS_COUNT;   /* good again */
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_OK);
+    x.path = "explicit/host/cache";
+    x.units = ATAB_UNITS_BYTES;
+    for (int kind = ATAB_KIND_NONHEAP; kind <= ATAB_KIND_HEAP; kind++) {
+        x.kind = kind;
+        memset(&k, 0, sizeof k);
+        assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_OK);
+    }
+    atab_table_free(t);
+}
+
 /* atab_report_tree_ex refuses with ATAB_EINVAL only options that break
 ** the rules of atab_report_options: a prefix of 64 one-letter names (127
 ** bytes, within ATAB_REPORT_PREFIX_MAX) obeys them, and so do eight extra
@@ -1440,6 +1478,7 @@ int main(void)
         cmocka_unit_test(a_prefix_keeps_two_tables_apart),
         cmocka_unit_test(bad_extra_entries_are_einval),
         cmocka_unit_test(the_tree_draws_every_prefix_and_entries_the_options_allow),
+        cmocka_unit_test(extra_entries_about_memory_would_refuse_are_einval),
         cmocka_unit_test(a_failing_callback_or_writer_stops_the_report),
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),

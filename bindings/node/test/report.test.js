@@ -55,6 +55,16 @@ test('extra entries follow the table\'s as given, kind "other" and bytes by defa
   assert.match(tree, /^67,108,864 B \(100\.0%\) -- explicit$/m);
 });
 
+test('an explicit/ extra entry is a heap one by default: about:memory takes no other kind there', () => {
+  // about:memory refuses an explicit/ report of kind "other" ("bad explicit kind")
+  const reports = jsonReport({ extra: [{ path: 'explicit/host/cache', amount: 4096 },
+                                       { path: 'explicit/host/mapped', kind: 'nonheap', amount: 8 }] });
+  assert.deepStrictEqual(reports.slice(-2).map((r) => [r.path, r.kind]),
+                         [['explicit/host/cache', 1], ['explicit/host/mapped', 0]]);
+  assert.throws(() => atomtab.report({ extra: [{ path: 'explicit/n', kind: 'other', amount: 1 }] }),
+                { name: 'RangeError', code: 'ERR_INVALID_ARG_VALUE' });
+});
+
 test('prefixes and entries the library refuses are RangeErrors', () => {
   const refused = { name: 'RangeError', code: 'ERR_INVALID_ARG_VALUE' };
   for (const prefix of ['/a', 'a/', 'a//b', 'explicit/atomtab-worker/', 'x'.repeat(129),
