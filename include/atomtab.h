@@ -599,7 +599,9 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
 
 /** One report entry a host adds to a dump (see atab_report_options). */
 typedef struct atab_report_entry {
-    const char *path;         /**< '/'-separated, non-empty; explicit/... in bytes */
+    const char *path;         /**< '/'-separated, non-empty; explicit/... in
+                                   bytes, of kind HEAP or NONHEAP (about:memory
+                                   refuses a dump with any other) */
     int kind;                 /**< ATAB_KIND_* */
     int units;                /**< ATAB_UNITS_* */
     int64_t amount;

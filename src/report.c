@@ -281,8 +281,10 @@ static int prefix_ok(const char *p)
 }
 
 /* Valid options: a good prefix, at most ATAB_REPORT_EXTRA_MAX extra
-** entries, each with a path, explicit/ ones in bytes (about:memory's rule:
-** one unit per tree). NULL options are none. */
+** entries, each with a path, an ATAB_KIND_* and an ATAB_UNITS_*, explicit/
+** ones HEAP or NONHEAP in bytes (about:memory's rules: one unit per tree,
+** and it refuses a file with an explicit/ report of another kind). NULL
+** options are none. */
 static int options_ok(const atab_report_options *o)
 {
     if (!o)
@@ -292,8 +294,11 @@ static int options_ok(const atab_report_options *o)
         return 0;
     for (size_t i = 0; i < o->n_extra; i++) {
         const atab_report_entry *x = &o->extra[i];
-        if (!x->path || !x->path[0] ||
-            (strncmp(x->path, "explicit/", 9) == 0 && x->units != ATAB_UNITS_BYTES))
+        int in_explicit = x->path && strncmp(x->path, "explicit/", 9) == 0;
+        if (!x->path || !x->path[0] || x->kind < ATAB_KIND_NONHEAP ||
+            x->kind > ATAB_KIND_OTHER ||
+            (x->units != ATAB_UNITS_BYTES && x->units != ATAB_UNITS_COUNT) ||
+            (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER)))
             return 0;
     }
     return 1;

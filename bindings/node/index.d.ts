@@ -21,7 +21,8 @@ export interface ReportEntry {
    *  explicit/ must be in bytes. */
   path: string;
   /** about:memory's kind: bytes from the heap, outside it, or anything
-   *  else. Default 'other'. */
+   *  else ('other' is refused under explicit/, as about:memory refuses it).
+   *  Default 'heap' for a path under explicit/, else 'other'. */
   kind?: 'heap' | 'nonheap' | 'other';
   /** Default 'bytes'. */
   units?: 'bytes' | 'count';

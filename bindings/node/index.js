@@ -18,8 +18,10 @@ function typeError(message, code = 'ERR_INVALID_ARG_TYPE') {
 function reportEntry(x, i) {
   const where = `atomtab.report: extra[${i}]`;
   if (x === null || typeof x !== 'object') throw typeError(`${where} must be an object`);
-  const { path, kind = 'other', units = 'bytes', amount, description = '' } = x;
+  const { path, units = 'bytes', amount, description = '' } = x;
   if (typeof path !== 'string') throw typeError(`${where}.path must be a string`);
+  // about:memory takes explicit/ entries of kind heap or nonheap only
+  const { kind = path.startsWith('explicit/') ? 'heap' : 'other' } = x;
   if (!KINDS.includes(kind)) throw typeError(`${where}.kind must be ${KINDS.join(', ')}`, BAD_VALUE);
   if (!UNITS.includes(units)) throw typeError(`${where}.units must be ${UNITS.join(', ')}`, BAD_VALUE);
   if (!Number.isSafeInteger(amount)) throw typeError(`${where}.amount must be an integer`);
