@@ -406,6 +406,37 @@ static void names_that_would_not_compile_are_refused(void **state)
     free(msgs);
 }
 
+/* The generated files include <stddef.h> and <stdint.h> (through
+** atomtab.h): names those headers declare or reserve (C11 7.1.3, 7.31.10)
+** cannot be the set's or its macro's. `--name uint32_t` wrote
+** `extern const atab_static_set uint32_t;`, `--name NULL` and `--macro
+** UINT64_C` code that does not compile. Names that only look alike stay. */
+static void names_the_standard_headers_reserve_are_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"uint32_t", "size_t", "NULL", "INT8_MAX", "SIZE_MAX",
+                                      "intptr_t", "max_align_t", "ptrdiff_t", "uint_fast16_t",
+                                      "offsetof", "UINT64_C", "INTMAX_C", "WCHAR_MAX"};
+    char *msgs;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (run_names(bad[i], NULL, "out.c", "out.h", &msgs) != 2 ||
+            !strstr(msgs, "--name "))
+            fail_msg("--name %s: %s", bad[i], msgs);
+        free(msgs);
+        if (run_names("ok", bad[i], "out.c", "out.h", &msgs) != 2 ||
+            !strstr(msgs, "--macro "))
+            fail_msg("--macro %s: %s", bad[i], msgs);
+        free(msgs);
+    }
+    static const char *const good[] = {"interned_t0", "int_set", "uint", "INT_ATOMS",
+                                       "my_uint32_t_set", "SIZE"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        if (run_names(good[i], NULL, "out.c", "out.h", &msgs) != 0)
+            fail_msg("--name %s: %s", good[i], msgs);
+        free(msgs);
+    }
+}
+
 static void one_path_for_both_outputs_or_an_input_is_refused(void **state)
 {
     (void)state;
@@ -564,6 +595,7 @@ int main(void)
         cmocka_unit_test(identifiers_are_made_as_the_default_sets_are),
         cmocka_unit_test(an_atom_of_the_default_set_is_an_error_unless_no_default),
         cmocka_unit_test(names_that_would_not_compile_are_refused),
+        cmocka_unit_test(names_the_standard_headers_reserve_are_refused),
         cmocka_unit_test(one_path_for_both_outputs_or_an_input_is_refused),
         cmocka_unit_test(outputs_that_are_not_regular_files_are_refused_and_kept),
         cmocka_unit_test(a_failed_write_leaves_the_old_outputs_and_no_temporaries),
