@@ -768,7 +768,8 @@ static const char help[] =
     "constant expression. Register it in atab_options.static_sets.\n"
     "\n"
     "  --name NAME          the set's C name (required): an identifier, not a C\n"
-    "                       or C++ keyword, not reserved (_X, __x), not atab_*\n"
+    "                       or C++ keyword, not reserved (_X, __x, names of\n"
+    "                       <stddef.h> and <stdint.h>), not atab_*\n"
     "  --macro MACRO        the per-atom macro (default: NAME in capitals + _ATOM)\n"
     "  --export             declare the set ATAB_API, for a set a shared\n"
     "                       library exports\n"
@@ -825,6 +826,37 @@ static int is_keyword(const char *s)
     return 0;
 }
 
+static int starts(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int ends(const char *s, const char *p)
+{
+    size_t n = strlen(s), k = strlen(p);
+    return n >= k && strcmp(s + n - k, p) == 0;
+}
+
+/* Names the headers the generated files include, <stddef.h> and
+** <stdint.h> (through atomtab.h), declare or reserve (C11 7.1.3, and
+** 7.31.10: int*_t, uint*_t, and INT* / UINT* ending in _MAX, _MIN, _WIDTH
+** or _C): as the set's or its macro's name they do not compile, or
+** redefine what the generated code uses (offsetof, UINT64_C). */
+static int is_std_name(const char *s)
+{
+    static const char *const names[] = {
+        "NULL", "offsetof", "size_t", "ptrdiff_t", "max_align_t", "wchar_t",
+        "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX",
+        "WCHAR_MIN", "WCHAR_MAX", "WINT_MIN", "WINT_MAX"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i]) == 0)
+            return 1;
+    if ((starts(s, "int") || starts(s, "uint")) && ends(s, "_t"))
+        return 1;
+    return (starts(s, "INT") || starts(s, "UINT")) &&
+           (ends(s, "_MAX") || ends(s, "_MIN") || ends(s, "_WIDTH") || ends(s, "_C"));
+}
+
 /* Why a --name or --macro cannot be used, or NULL. atab_ and ATAB_ names
 ** are the library's: only its own set (atab_static_default, ATAB_ATOM,
 ** built with --no-default) may use them. */
@@ -834,6 +866,8 @@ static const char *bad_c_name(const char *s, int own_set)
         return "not a C identifier of at most 63 characters";
     if (is_keyword(s))
         return "a C or C++ keyword";
+    if (is_std_name(s))
+        return "a name <stddef.h> or <stdint.h> declares or reserves";
     if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z')))
         return "a reserved identifier (_X or __x)";
     if (!own_set && (strncmp(s, "atab_", 5) == 0 || strncmp(s, "ATAB_", 5) == 0))
