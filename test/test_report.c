@@ -1293,6 +1293,42 @@ static void extra_entries_about_memory_would_refuse_are_einval(void **state)
     atab_table_free(t);
 }
 
+/* An extra entry at a path that has entries below it ("explicit/atoms",
+** over the table's explicit/atoms/table) is a leaf and an inner node at
+** once: about:memory refuses the dump ("_amount already set for non-leaf
+** node"), and the tree dropped its bytes (an inner node is the sum of its
+** kids), so with heap-allocated the root no longer was heap-allocated.
+** Such options are ATAB_EINVAL, as are two extra entries that nest. */
+static void an_extra_entry_above_other_entries_is_einval(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    static sink k;
+    int entries = 0;
+    atab_report_entry x[] = {
+        {"explicit/atoms", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 1000000, "d"},
+        {"heap-allocated", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 2000000, "d"},
+    };
+    atab_report_options o = {NULL, x, 2};
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_EINVAL);
+    assert_int_equal(k.calls, 0);
+    assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_EINVAL);
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    o.prefix = "dom";   /* the table's paths under the prefix */
+    x[0].path = "explicit/dom/atoms/dynamic";
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x[0].path = "explicit/atoms";   /* no longer over the table's */
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_OK);
+    x[1] = (atab_report_entry){"explicit/atoms/x", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 1, "d"};
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x[1].path = "explicit/atomsx";   /* a sibling, not below */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "1,000,000 B"));
+    atab_table_free(t);
+}
+
 /* atab_report_tree_ex refuses with ATAB_EINVAL only options that break
 ** the rules of atab_report_options: a prefix of 64 one-letter names (127
 ** bytes, within ATAB_REPORT_PREFIX_MAX) obeys them, and so do eight extra
@@ -1479,6 +1515,7 @@ int main(void)
         cmocka_unit_test(bad_extra_entries_are_einval),
         cmocka_unit_test(the_tree_draws_every_prefix_and_entries_the_options_allow),
         cmocka_unit_test(extra_entries_about_memory_would_refuse_are_einval),
+        cmocka_unit_test(an_extra_entry_above_other_entries_is_einval),
         cmocka_unit_test(a_failing_callback_or_writer_stops_the_report),
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),
