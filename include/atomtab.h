@@ -600,8 +600,11 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
 /** One report entry a host adds to a dump (see atab_report_options). */
 typedef struct atab_report_entry {
     const char *path;         /**< '/'-separated, non-empty; explicit/... in
-                                   bytes, of kind HEAP or NONHEAP (about:memory
-                                   refuses a dump with any other) */
+                                   bytes, of kind HEAP or NONHEAP, and neither
+                                   above nor below another entry's path (the
+                                   table's, prefixed, or another extra one's;
+                                   equal paths are summed): about:memory
+                                   refuses a dump that breaks these */
     int kind;                 /**< ATAB_KIND_* */
     int units;                /**< ATAB_UNITS_* */
     int64_t amount;

@@ -280,10 +280,47 @@ static int prefix_ok(const char *p)
     return strstr(p, "//") == NULL;
 }
 
+/* Non-zero when path a is above path b or b above a ("x/y" is above
+** "x/y/z", not above "x/yz"). */
+static int nests(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > lb)
+        return nests(b, a);
+    return la < lb && strncmp(a, b, la) == 0 && b[la] == '/';
+}
+
+/* The table's explicit/ paths: an extra entry may share one (they are
+** summed) but not be above or below one. */
+static const char *const table_paths[] = {
+    "explicit/atoms/table", "explicit/atoms/dynamic/atom-objects",
+    "explicit/atoms/dynamic/slop", "explicit/atoms/dynamic/recycled",
+    "explicit/atoms/dynamic/free", HEAP_OVERHEAD "atoms"};
+
+/* Does extra entry i's explicit/ path lie above or below another entry's
+** (the table's under the prefix, or another extra one's)? A tree node
+** would then be a leaf and an inner node: about:memory refuses that, and
+** the tree would lose the leaf's amount. */
+static int nests_any(const atab_report_options *o, size_t i)
+{
+    const char *p = o->extra[i].path;
+    entry e;
+    for (size_t j = 0; j < sizeof table_paths / sizeof table_paths[0]; j++) {
+        prefixed(&e, table_paths[j], o->prefix);
+        if (nests(p, e.path))
+            return 1;
+    }
+    for (size_t j = 0; j < i; j++)
+        if (nests(p, o->extra[j].path))
+            return 1;
+    return 0;
+}
+
 /* Valid options: a good prefix, at most ATAB_REPORT_EXTRA_MAX extra
 ** entries, each with a path, an ATAB_KIND_* and an ATAB_UNITS_*, explicit/
-** ones HEAP or NONHEAP in bytes (about:memory's rules: one unit per tree,
-** and it refuses a file with an explicit/ report of another kind). NULL
+** ones HEAP or NONHEAP in bytes, neither above nor below another entry's
+** path (about:memory's rules: one unit per tree, and it refuses a file with
+** an explicit/ report of another kind, or one that is an inner node). NULL
 ** options are none. */
 static int options_ok(const atab_report_options *o)
 {
@@ -298,7 +335,8 @@ static int options_ok(const atab_report_options *o)
         if (!x->path || !x->path[0] || x->kind < ATAB_KIND_NONHEAP ||
             x->kind > ATAB_KIND_OTHER ||
             (x->units != ATAB_UNITS_BYTES && x->units != ATAB_UNITS_COUNT) ||
-            (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER)))
+            (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER ||
+                             nests_any(o, i))))
             return 0;
     }
     return 1;
