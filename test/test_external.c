@@ -486,6 +486,34 @@ static void the_cache_trims_itself_as_it_grows(void **state)
     assert_int_equal(h.finalized, h.created);
 }
 
+/* A miss whose probe reaches a deleted entry reuses it, and the count of
+** deleted entries says so: ids read and trimmed in turn, over and over,
+** never make the cache rebuild its array. */
+static void ids_trimmed_and_read_again_reuse_their_deleted_entries(void **state)
+{
+    (void)state;
+    cache_fixture f;
+    cache_fixture_open(&f);
+    const atab_atom *anchor = atab_intern_cstr(f.t, "anchor");
+    hstr_unref(&f.h, atab_host_cache_get(f.hc, anchor));
+    static const char *const ids[] = {"cycled-0", "cycled-1", "cycled-2"};
+    long allocs = 0;
+    for (int round = 0; round < 20; round++) {
+        if (round == 1)
+            allocs = f.c.allocs;   /* the cache's array and the atoms are made */
+        for (int i = 0; i < 3; i++) {
+            const atab_atom *a = atab_intern_cstr(f.t, ids[i]);   /* revived, not made */
+            hstr_unref(&f.h, atab_host_cache_get(f.hc, a));
+            atab_release(f.t, a);
+        }
+        assert_int_equal(atab_host_cache_trim(f.hc), 3);
+        assert_int_equal(atab_host_cache_count(f.hc), 1);
+    }
+    assert_int_equal(f.c.allocs, allocs);   /* no rebuild: 3 deleted entries at most */
+    atab_release(f.t, anchor);
+    cache_fixture_close(&f);
+}
+
 static void the_cache_allocates_nothing_for_atoms_never_shared(void **state)
 {
     (void)state;
@@ -859,6 +887,7 @@ int main(void)
         cmocka_unit_test(the_cache_returns_the_same_host_string),
         cmocka_unit_test(trimming_drops_entries_for_otherwise_unused_atoms),
         cmocka_unit_test(the_cache_trims_itself_as_it_grows),
+        cmocka_unit_test(ids_trimmed_and_read_again_reuse_their_deleted_entries),
         cmocka_unit_test(the_cache_allocates_nothing_for_atoms_never_shared),
         cmocka_unit_test(oom_in_the_cache_is_an_error_and_loses_nothing),
         cmocka_unit_test(oom_when_the_cache_cannot_grow_at_all),
