@@ -136,15 +136,18 @@ atab_host_cache *atab_host_cache_new(atab_table *t, const atab_host_ops *ops)
     return c;
 }
 
-/* Puts an entry into an array known to have an empty slot. */
-static void put(cent *e, size_t cap, uintptr_t key, void *s, unsigned char refs)
+/* Puts an entry into an array known to have an empty slot, in the first
+** slot of its probe not live. Returns 1 when that slot was a deleted one. */
+static int put(cent *e, size_t cap, uintptr_t key, void *s, unsigned char refs)
 {
     size_t i = atab_hash((const atab_atom *)key) & (cap - 1);
     while (live(e[i].key))
         i = (i + 1) & (cap - 1);
+    int tomb = e[i].key == TOMB;
     e[i].key = key;
     e[i].s = s;
     refs_of(e, cap)[i] = refs;
+    return tomb;
 }
 
 /* Installs a new array (`none` with cap 0) and frees the old one; the
@@ -239,9 +242,10 @@ static __attribute__((noinline)) void *miss(atab_host_cache *c, const atab_atom 
     if (!atab_is_static(a))
         atab_ref(a);   /* the cache's own reference */
     pthread_mutex_lock(&c->lock);
-    put(c->e, c->cap, (uintptr_t)a, s, refs ? STRING_REF : 0);
+    int tomb = put(c->e, c->cap, (uintptr_t)a, s, refs ? STRING_REF : 0);
     pthread_mutex_unlock(&c->lock);
     c->n++;
+    c->tombs -= (size_t)tomb;
     return hold(c, s);
 }
 
