@@ -23,7 +23,8 @@ static const char usage[] =
     "usage: atomtab-report [--json] [--release] [--process NAME] [FILE|-]...\n"
     "Interns each line of each FILE ('-' for stdin) as one token, keeping a\n"
     "reference per token as a host would, then prints the table's memory\n"
-    "report. Empty lines are skipped. With no FILE: the bundled corpus\n"
+    "report. Empty lines are skipped, and a CR ending a line is not part of its\n"
+    "token. With no FILE: the bundled corpus\n"
     "(" CORPUS ", next to the program or in ../share/atomtab/).\n"
     "  --json          about:memory JSON instead of the text tree\n"
     "  --release       release every reference and sweep before reporting\n"
@@ -61,6 +62,8 @@ static int intern_stream(atab_table *t, FILE *f, const char *name, held *h)
     errno = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (len > 0 && line[len - 1] == '\r')   /* CRLF lines, as atomtab-genstatic takes them */
             len--;
         if (len == 0)
             continue;
@@ -122,9 +125,13 @@ static int parse(int argc, char **argv, args *a)
             a->json = 1;
         else if (strcmp(s, "--release") == 0)
             a->release = 1;
-        else if (strcmp(s, "--process") == 0 && i + 1 < argc)
+        else if (strcmp(s, "--process") == 0) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "atomtab-report: --process needs a name\n%s", usage);
+                return 2;
+            }
             a->process = argv[++i];
-        else if (strcmp(s, "--help") == 0) {
+        } else if (strcmp(s, "--help") == 0) {
             fputs(usage, stdout);
             return 1;
         } else {

@@ -7,6 +7,8 @@
 #    success on what was read: a directory (EISDIR), and a 64 MB line under
 #    `ulimit -v` 50 MB (getline fails with ENOMEM); genstatic then writes
 #    no output;
+#  - atomtab-report's usage errors name the option, and it reads CRLF lines
+#    as LF ones;
 #  - every option atomtab-genstatic --help names is in its man page;
 #  - every public function in include/atomtab.h says whether it is
 #    thread-safe (a declaration right after another shares its comment).
@@ -27,7 +29,7 @@ expect() {
     "$@" >/dev/null 2>"$tmp/err"
     rc=$?
     set -e
-    [ "$rc" = "$want" ] && grep -q "$part" "$tmp/err" ||
+    [ "$rc" = "$want" ] && grep -q -- "$part" "$tmp/err" ||
         fail "$* exited $rc (want $want, message '$part'): $(cat "$tmp/err")"
 }
 expect 1 "cannot read $tmp: Is a directory" "$report" "$tmp"
@@ -50,6 +52,13 @@ set -e
 [ "$rc" = 2 ] && grep -q "Cannot allocate memory" "$tmp/err" ||
     fail "atomtab-genstatic on a 64 MB line under ulimit -v: exit $rc: $(cat "$tmp/err")"
 [ ! -e "$tmp/x.c" ] && [ ! -e "$tmp/x.h" ] || fail "atomtab-genstatic wrote a partial set"
+
+# usage errors say what is wrong; CRLF lines are the same tokens as LF lines
+expect 2 "--process needs a name" "$report" --process
+printf 'div\r\nspan-x\r\nspan-x\n' | "$report" --json - > "$tmp/crlf.json" ||
+    fail "atomtab-report on CRLF lines exited non-zero"
+grep -q '"path":"atoms-dynamic","kind":2,"units":1,"amount":1,' "$tmp/crlf.json" ||
+    fail "atomtab-report made more than one atom of span-x from CRLF and LF lines: $(grep atoms-dynamic "$tmp/crlf.json")"
 
 # the man page documents every option --help names
 "$gen" --help > "$tmp/help" || fail "--help exited non-zero"
