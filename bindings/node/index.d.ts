@@ -77,7 +77,7 @@ export function gc(): number;
 /**
  * The table's memory report: a text tree, or about:memory JSON.
  * @throws TypeError for an option of the wrong type (code
- *   ERR_INVALID_ARG_TYPE) or an unknown kind or units (code
+ *   ERR_INVALID_ARG_TYPE), an unknown kind or units, or a string with a NUL (code
  *   ERR_INVALID_ARG_VALUE); RangeError (code ERR_INVALID_ARG_VALUE) for a
  *   prefix or extra entries the library refuses (the rules above).
  */

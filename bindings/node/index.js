@@ -14,6 +14,12 @@ function typeError(message, code = 'ERR_INVALID_ARG_TYPE') {
   return e;
 }
 
+// The library takes C strings: a NUL would end one early, unseen.
+function noNul(s, what) {
+  if (s.includes('\0')) throw typeError(`${what} must not contain NUL`, BAD_VALUE);
+  return s;
+}
+
 // One of report()'s extra entries, checked and with its defaults.
 function reportEntry(x, i) {
   const where = `atomtab.report: extra[${i}]`;
@@ -26,6 +32,8 @@ function reportEntry(x, i) {
   if (!UNITS.includes(units)) throw typeError(`${where}.units must be ${UNITS.join(', ')}`, BAD_VALUE);
   if (!Number.isSafeInteger(amount)) throw typeError(`${where}.amount must be an integer`);
   if (typeof description !== 'string') throw typeError(`${where}.description must be a string`);
+  noNul(path, `${where}.path`);
+  noNul(description, `${where}.description`);
   return { path, kind, units, amount, description };
 }
 
@@ -34,6 +42,8 @@ function report(options = {}) {
   if (typeof name !== 'string') throw typeError('atomtab.report: process must be a string');
   if (typeof prefix !== 'string') throw typeError('atomtab.report: prefix must be a string');
   if (!Array.isArray(extra)) throw typeError('atomtab.report: extra must be an array');
+  noNul(name, 'atomtab.report: process');
+  noNul(prefix, 'atomtab.report: prefix');
   return native.report(Boolean(json), name, prefix, extra.map(reportEntry));
 }
 

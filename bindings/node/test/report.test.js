@@ -90,4 +90,10 @@ test('options of the wrong type are TypeErrors', () => {
     assert.throws(() => atomtab.report({ extra: [bad] }), wrongType, JSON.stringify(bad));
   assert.throws(() => atomtab.report({ extra: [{ path: 'r', kind: 'stack', amount: 1 }] }), badValue);
   assert.throws(() => atomtab.report({ extra: [{ path: 'r', units: 'percent', amount: 1 }] }), badValue);
+  // a NUL would end the C string early: 'a\0b' must not be reported as 'a'
+  assert.throws(() => atomtab.report({ prefix: 'a\0b' }), badValue);
+  assert.throws(() => atomtab.report({ json: true, process: 'p\0q' }), badValue);
+  assert.throws(() => atomtab.report({ extra: [{ path: 'resident\0x', amount: 1 }] }), badValue);
+  assert.throws(() => atomtab.report({ extra: [{ path: 'r', amount: 1, description: 'd\0' }] }),
+                badValue);
 });
