@@ -1180,6 +1180,44 @@ static void the_tree_follows_about_memorys_rules_for_the_same_entries(void **sta
     atab_table_free(t);
 }
 
+/* Is s valid UTF-8 with no control character but '\n'? (Lead bytes and
+** continuations only; the library's own check rejects overlong forms.) */
+static int utf8_lines(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+                 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        if (n == 0 || (*p < 0x20 && *p != '\n') || *p == 0x7f)
+            return 0;
+        for (size_t i = 1; i < n; i++)
+            if ((p[i] & 0xc0) != 0x80)
+                return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* Host paths are the host's bytes: the tree shows a control character or
+** invalid UTF-8 in one as U+FFFD, and stays UTF-8 text of whole lines. */
+static void the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    static sink k;
+    atab_report_entry x[2] = {
+        {"explicit/host/a\nb", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 64, NULL},
+        {"other-\xff\xc3\xa9-\xe2\x82", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 3, NULL},
+    };
+    atab_report_options o = {"tab\x01le", x, 2};
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "── host/a\xef\xbf\xbd" "b\n"));
+    assert_non_null(strstr(k.buf, " ── other-\xef\xbf\xbd\xc3\xa9-\xef\xbf\xbd\xef\xbf\xbd\n"));
+    assert_non_null(strstr(k.buf, "tab\xef\xbf\xbdle"));
+    assert_true(utf8_lines(k.buf));
+    atab_table_free(t);
+}
+
 static void a_prefix_keeps_two_tables_apart(void **state)
 {
     (void)state;
@@ -1512,6 +1550,7 @@ int main(void)
         cmocka_unit_test(tree_shows_every_path_largest_first),
         cmocka_unit_test(the_tree_follows_about_memorys_rules_for_the_same_entries),
         cmocka_unit_test(a_prefix_keeps_two_tables_apart),
+        cmocka_unit_test(the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters),
         cmocka_unit_test(bad_extra_entries_are_einval),
         cmocka_unit_test(the_tree_draws_every_prefix_and_entries_the_options_allow),
         cmocka_unit_test(extra_entries_about_memory_would_refuse_are_einval),
