@@ -571,7 +571,8 @@ ATAB_API int atab_write_file(void *ud, const char *buf, size_t len);
  * "└──", largest first and then by name, a chain of lone kids merged into
  * one "a/b" line), then "Other Measurements": every entry outside explicit/
  * (bytes and counts alike), sorted by path, amounts right-aligned, no
- * percentage. UTF-8 text, lines end with '\n'.
+ * percentage. UTF-8 text, lines end with '\n' (a control character or
+ * invalid UTF-8 in a host's prefix or path is shown as U+FFFD).
  * Example: atab_report_tree(t, atab_write_file, stdout).
  * @return ATAB_OK, ATAB_EINVAL (NULL t or w), or the writer's first
  *         non-zero return.

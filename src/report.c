@@ -441,6 +441,45 @@ static void puts_(out *o, const char *s)
     put(o, s, strlen(s));
 }
 
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid
+** (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (c < 0xc2 || c > 0xf4)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+        (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+/* Writes s[0..len) as the tree's text: control characters and invalid
+** UTF-8 become U+FFFD, so that a host's path can neither break a line nor
+** make the dump something other than UTF-8. */
+static void put_text(out *o, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        size_t run = 0;   /* printable ASCII goes out in one piece */
+        while (p + run < end && p[run] >= 0x20 && p[run] < 0x7f)
+            run++;
+        put(o, (const char *)p, run);
+        p += run;
+        if (p == end)
+            break;
+        size_t n = *p >= 0x80 ? utf8_seq(p) : 0;
+        if (n > (size_t)(end - p))
+            n = 0;
+        put(o, n ? (const char *)p : "\xef\xbf\xbd", n ? n : 3);
+        p += n ? n : 1;
+    }
+}
+
 static void repeat(out *o, const char *s, size_t times)
 {
     while (times--)
@@ -638,11 +677,11 @@ static void tree_write(out *o, const tree *tr, int id, guide *g, int level,
     while (level > 0 && last->nkids == 1)
         last = &tr->n[last->kids[0]];
     puts_(o, last->nkids ? "-- " : "── ");
-    put(o, nd->name, nd->len);
+    put_text(o, nd->name, nd->len);
     for (const node *k = nd; k != last;) {
         k = &tr->n[k->kids[0]];
         puts_(o, "/");
-        put(o, k->name, k->len);
+        put_text(o, k->name, k->len);
     }
     puts_(o, "\n");
     for (int i = 0; i < last->nkids && level + 1 < MAX_NODES; i++) {
@@ -731,7 +770,7 @@ static void write_other(out *o, const entries *l)
         repeat(o, " ", wmax - w);
         put(o, amt, w);
         puts_(o, " ── ");
-        puts_(o, sel[i]->path);
+        put_text(o, sel[i]->path, strlen(sel[i]->path));
         puts_(o, "\n");
     }
 }
@@ -771,23 +810,6 @@ int atab_report_tree(atab_table *t, atab_write_fn w, void *ud)
 /* ------------------------------------------------------------------ */
 /* JSON                                                                */
 /* ------------------------------------------------------------------ */
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid
-** (overlong forms, surrogates and code points past U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-    if (c < 0xc2 || c > 0xf4)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-        (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-        return 0;
-    return n;
-}
 
 /* Writes s as a JSON string: quotes, backslashes and control characters
 ** escaped, invalid UTF-8 replaced by U+FFFD, so the result always parses. */
