@@ -225,6 +225,79 @@ static void a_benign_allocation_failure_leaves_the_last_error_alone(void **state
     assert_int_equal(c.live, 0);
 }
 
+/* An insert whose first allocation for its atom fails, and whose retry
+** succeeds once the blocks its thread kept from a queue sweep went back
+** (table.c: new_atom, carve_block), is a successful call: it returns the
+** atom, and must leave the last error alone, as any success does. */
+static void an_atom_allocated_on_a_retry_leaves_the_last_error_alone(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, nothing recycled */
+#endif
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = sweeping_table(&al, 3, 16);
+    assert_non_null(t);
+    char buf[400];
+    for (int i = 0; i < 64; i++) {   /* swept from this thread's queue: blocks kept */
+        snprintf(buf, sizeof buf, "dead-%05d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    }
+    assert_true(report_amount(t, "explicit/atoms/dynamic/recycled", 0) > 0);
+    memset(buf, 'k', 300);   /* an atom of its own allocation (past 256 bytes) */
+    stale_error();
+    c.fail_at = c.attempts + 1;   /* its first try, once */
+    const atab_atom *a = atab_intern(t, buf, 300);
+    c.fail_at = 0;
+    assert_non_null(a);   /* the retry got it */
+    assert_int_equal(atab_len(a), 300);
+    STILL_STALE();
+    assert_int_equal(atab_release(t, a), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+/* Inserts of 18-byte keys, every third with its first allocation refused
+** (once): one that still returns its atom (the short-key insert's block
+** refused before the lock, then carved under it: intern.c insert_made) is
+** a successful call and leaves the last error alone; one that fails says
+** ATAB_ENOMEM. */
+static void inserts_that_recover_from_a_refused_allocation_leave_the_last_error_alone(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    assert_non_null(t);
+    assert_non_null(atab_intern_cstr(t, "first"));   /* this thread's record, unrefused */
+    char buf[64];
+    int recovered = 0, wrong = 0;
+    for (int i = 0; i < 3000; i++) {
+        int len = snprintf(buf, sizeof buf, "recover-key-%06d", i);
+        int armed = i % 3 == 0;   /* the others let the table grow */
+        stale_error();
+        long before = c.attempts;
+        c.fail_at = armed ? before + 1 : 0;
+        const atab_atom *a = atab_intern(t, buf, (size_t)len);
+        c.fail_at = 0;
+        if (!a) {
+            assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+            continue;
+        }
+        if (armed && c.attempts > before) {   /* refused, yet interned */
+            recovered++;
+            if (atab_last_error() != ATAB_EINVAL && !wrong++)
+                fprintf(stderr, "key %d: interned after a refusal, last error %d\n", i,
+                        (int)atab_last_error());
+        }
+    }
+    assert_true(recovered > 0);
+    assert_int_equal(wrong, 0);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +308,8 @@ int main(void)
         cmocka_unit_test(the_memory_limit_refuses_inserts_but_keeps_atoms),
         cmocka_unit_test(successful_calls_leave_the_last_error_alone),
         cmocka_unit_test(a_benign_allocation_failure_leaves_the_last_error_alone),
+        cmocka_unit_test(an_atom_allocated_on_a_retry_leaves_the_last_error_alone),
+        cmocka_unit_test(inserts_that_recover_from_a_refused_allocation_leave_the_last_error_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
