@@ -1182,6 +1182,131 @@ static void reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key(void **s
     kick_schedule(0);
 }
 
+/* ---- a lookup past group B (overflow) vs a growth ---- */
+
+typedef struct past_b_case {
+    atab_table *t;
+    const char *key;    /* the key past its groups A and B */
+    const char *warm;   /* read first: the reader's record, on the hit path */
+    const atab_atom *got;
+} past_b_case;
+
+static void *do_past_b_read(void *arg)
+{
+    past_b_case *c = arg;
+    atab_lookup(c->t, c->warm, strlen(c->warm));
+    c->got = atab_lookup(c->t, c->key, strlen(c->key));
+    return NULL;
+}
+
+/* Builds the case on a new table in c: keys whose groups A and B are g1
+** or g2 of a shard's array, held, till one, K (in key), goes past its
+** group B (the array under half full: it does not grow). */
+static void past_b_build(kick_case *c, size_t g2, char *key, size_t size)
+{
+    memset(c, 0, sizeof *c);
+    atab_options o = plain_options(NULL, 7);
+    o.sweep_threshold = SIZE_MAX;
+    o.initial_capacity = 64 * 100;   /* shards of 8 groups or more, empty */
+    c->t = atab_table_new(&o);
+    assert_non_null(c->t);
+    c->prefix = "ob";   /* keys of 3 to 8 bytes: the word's copy of the short-key path */
+    c->shard = shard_of_key(c->t, "ob0");
+    c->v = atab__arr_of(c->t->arrs[c->shard]);
+    assert_true(c->v.ngroups >= 8);
+    size_t g1 = 0;
+    while (!c->v.overflow) {
+        assert_true(c->n_held < 200);
+        uint64_t h;
+        size_t a, b;
+        do {
+            next_key(c, SIZE_MAX, SIZE_MAX, key, size);
+            h = hash_of(c->t, key, strlen(key));
+            a = atab__h_group(h, c->v.ngroups), b = atab__h_group2(h, c->v.ngroups);
+        } while ((a != g1 && a != g2) || (b != g1 && b != g2));
+        assert_true(hold(c, key));   /* never grown */
+    }
+}
+
+/* Grows c's shard: keys of it interned (held by the table) till its array
+** is replaced. */
+static void past_b_grow(kick_case *c)
+{
+    char buf[64];
+    uint64_t old = c->t->arrs[c->shard];
+    for (int i = 0; c->t->arrs[c->shard] == old; i++) {
+        assert_true(i < 1000000);
+        snprintf(buf, sizeof buf, "past-b-fill-%d", i);
+        if (shard_of_key(c->t, buf) == c->shard)
+            assert_non_null(atab_intern_cstr(c->t, buf));
+    }
+}
+
+/* Is K (c's last key) in its group A of the shard's array now, and A not
+** its group B? */
+static int past_b_in_a(kick_case *c, const char *key)
+{
+    uint64_t hk = hash_of(c->t, key, strlen(key));
+    atab__arr v = atab__arr_of(c->t->arrs[c->shard]);
+    size_t a = atab__h_group(hk, v.ngroups), b = atab__h_group2(hk, v.ngroups);
+    return a != b && slot_in_group(v, a, c->held[c->n_held - 1]) != SIZE_MAX;
+}
+
+/* A shard's array overflowed (past_b_build): its last key K sits past its
+** groups A and B. The reader R looks K up on the short-key path: it reads
+** K's group A and stops ("probe:group_a"); the main thread then grows the
+** shard, which puts K in its group A of the new array. Let go, R misses K
+** in A and B of the old array and goes on past B (short_past_b), on the
+** shard's array read again: the new one. K was in the table all along: R
+** must find it. (The case is built and grown once without R first, to pick
+** groups for which the growth puts K in its group A: all is deterministic
+** under the fixed seed.) */
+static void a_lookup_past_group_b_paused_while_its_shard_grows_finds_its_key(void **state)
+{
+    (void)state;
+    need_sections();
+    static kick_case c;
+    static char key[64];
+    worker r;
+    size_t g2;
+    for (g2 = 1;; g2++) {   /* a dry run for each, till one fits */
+        past_b_build(&c, g2, key, sizeof key);
+        if (c.t->fast_id == ATAB__FENCED) {   /* no hit path: every read probes its one
+                                                 array (find_or_insert) */
+            atab_table_free(c.t);
+            skip();
+        }
+        assert_true(g2 < c.v.ngroups);
+        past_b_grow(&c);
+        int fits = past_b_in_a(&c, key);
+        atab_table_free(c.t);
+        if (fits)
+            break;
+    }
+    setup_hooks();
+    past_b_build(&c, g2, key, sizeof key);
+    const atab_atom *k = c.held[c.n_held - 1];
+    uint64_t hk = hash_of(c.t, key, strlen(key));
+    size_t ga = atab__h_group(hk, c.v.ngroups);
+    assert_int_equal(slot_in_group(c.v, ga, k), SIZE_MAX);   /* past its groups */
+    assert_int_equal(slot_in_group(c.v, atab__h_group2(hk, c.v.ngroups), k), SIZE_MAX);
+    past_b_case pc = {c.t, key, "past-b-warm", NULL};
+    assert_true(shard_of_key(c.t, pc.warm) != c.shard);
+
+    pause_at *p = pause_arm("probe:group_a", ROLE_A, atab__group_ctrl(c.v, ga));
+    worker_start(&r, ROLE_A, do_past_b_read, &pc);
+    pause_wait(p);
+    past_b_grow(&c);   /* R in its section: the old array retired, not freed */
+    int in_a = past_b_in_a(&c, key);
+    pause_release(p);
+    worker_join(&r);
+    assert_true(in_a);
+    assert_ptr_equal(pc.got, k);   /* present throughout: found */
+    if (pc.got)
+        assert_int_equal(atab_release(c.t, pc.got), ATAB_OK);
+    atab_table_free(c.t);
+}
+
 /* ---- a short key's insert, its atom made before the shard's lock ---- */
 
 #define MADE_KEY "made-before-lock"   /* 16 bytes: the short-key path */
@@ -1482,6 +1607,7 @@ int main(void)
         cmocka_unit_test(grower_with_a_memory_limit_waits_for_the_reader_then_frees),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
+        cmocka_unit_test(a_lookup_past_group_b_paused_while_its_shard_grows_finds_its_key),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_another_key_takes_its_room),
