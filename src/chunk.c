@@ -136,12 +136,12 @@ static void retire_locked(atab_table *t, atab__bump *b)
 static void *carve_new(atab_table *t, atab__bump *b, size_t bytes)
 {
     uint32_t size = b->next_size ? b->next_size : ATAB__CHUNK_FIRST;
+    atab_status before = atab_last_error();
     atab__chunk *c = chunk_new(t, size);
     if (!c && t->n_empty) {
         atab_status err = atab_last_error();
         purge(t);
-        if ((c = chunk_new(t, size)) == NULL)
-            atab__set_error(err);
+        atab__set_error((c = chunk_new(t, size)) == NULL ? err : before);   /* had: no error */
     }
     if (!c)
         return NULL;

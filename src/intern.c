@@ -99,20 +99,17 @@ ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
 }
 
 /* The end of a short key's insert (insert_short), outside any section,
-** with na, the block for its atom, from r's recycled blocks, or NULL: one
-** carved from r's bump (no lock), else the locked way. The atom is made
-** before the lock. Under the lock, a hold count unchanged since the probe means
-** nothing was filled and no array replaced since: the atom goes into the
-** room seen, with no probe again, and the lock is dropped. Else the probe
-** is made again under the lock (atab__insert_made_locked). A shard with no
-** array has a limit of 0, so the room its probe saw, in atab__no_slots, is
-** never written. */
-ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t len, uint64_t h,
-                                          uint64_t holds, uintptr_t room, atab_atom *na)
+** with na, the block for its atom (from r's recycled blocks, or carved
+** from r's bump). The atom is made before the lock. Under the lock, a hold
+** count unchanged since the probe means nothing was filled and no array
+** replaced since: the atom goes into the room seen, with no probe again,
+** and the lock is dropped. Else the probe is made again under the lock
+** (atab__insert_made_locked). A shard with no array has a limit of 0, so
+** the room its probe saw, in atab__no_slots, is never written. */
+ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t len, uint64_t h,
+                                           uint64_t holds, uintptr_t room, atab_atom *na)
 {
     atab_table *t = r->t;
-    if (!na && !(na = atab__chunk_carve(t, &r->bump, atab__block_bytes(len))))
-        return atab__insert_short_locked(t, s, len, h, NULL);
     atab__atom_init_short(na, s, len);
     ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
@@ -124,6 +121,38 @@ ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t le
         return atab__made_by(r, na, h);
     }
     return atab__insert_made_locked(r, sh, s, len, h, na);
+}
+
+/* insert_made's block when r's bump has no room: a new chunk's, else the
+** locked way. An intern that the locked way serves is a success: the
+** error the refused chunk set is taken back. */
+static __attribute__((noinline)) const atab_atom *
+insert_carve_slow(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t holds,
+                  uintptr_t room)
+{
+    atab_table *t = r->t;
+    atab_status saved = atab_last_error();
+    atab_atom *na = atab__chunk_carve_slow(t, &r->bump, atab__block_bytes(len));
+    if (na)
+        return insert_block(r, s, len, h, holds, room, na);
+    const atab_atom *a = atab__insert_short_locked(t, s, len, h, NULL);
+    if (a)
+        atab__set_error(saved);
+    return a;
+}
+
+/* insert_block with na, or when NULL a block carved from r's bump (no
+** lock), else insert_carve_slow. */
+ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t len, uint64_t h,
+                                          uint64_t holds, uintptr_t room, atab_atom *na)
+{
+    if (!na) {
+        size_t bytes = atab__block_bytes(len);
+        if (ATAB__UNLIKELY((size_t)(r->bump.end - r->bump.next) < bytes))
+            return insert_carve_slow(r, s, len, h, holds, room);
+        na = atab__chunk_carve(r->t, &r->bump, bytes);   /* the bump's room: never NULL */
+    }
+    return insert_block(r, s, len, h, holds, room, na);
 }
 
 /* Must the insert of short key s, whose probe saw room at `room` (0 for

@@ -387,16 +387,18 @@ ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
 /* A carved block for a new atom of len bytes: one this thread kept from its
 ** sweep, else one from its current chunk (chunk.h); NULL (error set) when
 ** no chunk can be had, even after this thread's kept blocks went back to
-** theirs (the memory limit counts the chunks they hold). */
+** theirs (the memory limit counts the chunks they hold). A block had on
+** that second try leaves the last error as it was. */
 static atab_atom *carve_block(atab_table *t, atab__rec *r, size_t len)
 {
     atab_atom *b = r ? atab__recycled_take(r, t->queue_cap, len) : NULL;
     if (b)
         return b;
     atab__bump *bump = r ? &r->bump : NULL;
+    atab_status saved = atab_last_error();
     if ((b = atab__chunk_carve(t, bump, atab__block_bytes(len))) == NULL && r &&
-        atab__recycled_free(t, r))
-        b = atab__chunk_carve(t, bump, atab__block_bytes(len));
+        atab__recycled_free(t, r) && (b = atab__chunk_carve(t, bump, atab__block_bytes(len))))
+        atab__set_error(saved);   /* served on the second try: no error */
     return b;
 }
 
@@ -414,9 +416,10 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
             return atab__atom_init_short(b, k->s, k->len);
         return b ? atab__atom_new(t, acct, k, b) : NULL;
     }
+    atab_status saved = atab_last_error();
     atab_atom *a = atab__atom_new(t, acct, k, NULL);
-    if (!a && r && atab__recycled_free(t, r))
-        a = atab__atom_new(t, acct, k, NULL);
+    if (!a && r && atab__recycled_free(t, r) && (a = atab__atom_new(t, acct, k, NULL)))
+        atab__set_error(saved);   /* served on the second try: no error */
     return a;
 }
 
