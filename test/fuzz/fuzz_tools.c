@@ -178,7 +178,8 @@ static void fuzz_tokens(const uint8_t *p, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n;) {   /* the lines, as the format says */
         const uint8_t *nl = memchr(p + i, '\n', n - i);
-        size_t len = nl ? (size_t)(nl - (p + i)) : n - i;
+        size_t line = nl ? (size_t)(nl - (p + i)) : n - i;
+        size_t len = line && p[i + line - 1] == '\r' ? line - 1 : line;   /* CRLF */
         if (len) {
             CHECK(k < h.n);
             CHECK(atab_len(h.a[k]) == len && memcmp(atab_chars(h.a[k]), p + i, len) == 0);
@@ -186,7 +187,7 @@ static void fuzz_tokens(const uint8_t *p, size_t n)
             atab_release(t, h.a[k]);   /* the lookup's reference */
             k++;
         }
-        i += len + 1;
+        i += line + 1;
     }
     CHECK(k == h.n);
     CHECK(atab_count(t) <= h.n);
