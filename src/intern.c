@@ -304,16 +304,15 @@ ATAB__INLINE const atab_atom *short_found(atab_table *t, atab__rec *r, const ata
     return a;
 }
 
-/* The short-key path past both groups, in an array v whose keys
-** overflowed (rare), in this thread's open section: v itself, whose groups
-** A and B the caller probed. (Not the shard's array read again: a newer
-** one placed its keys anew, perhaps this key in its group A there, which
-** a walk from B does not read.) */
+/* The short-key path past both groups, in an array whose keys overflowed
+** (rare), in this thread's open section: a whole probe of the shard's
+** array, read again. (Not a walk from group B alone: a newer array placed
+** its keys anew, perhaps this key in its group A there.) */
 static __attribute__((noinline)) const atab_atom *
-short_past_b(atab_table *t, atab__arr v, const char *s, size_t len, uint64_t h, int insert_new)
+short_past_b(atab_table *t, const char *s, size_t len, uint64_t h, int insert_new)
 {
     atab__short_key k = {s, len};
-    const atab_atom *a = atab__probe_from_b(v, h, atab__match_short, &k, NULL);
+    const atab_atom *a = atab__probe(shard_arr(t, h), h, atab__match_short, &k, NULL);
     if (a)
         return short_found(t, atab__tls_last.rec, a, s, len, h, insert_new);
     atab__leave(atab__tls_last.rec);
@@ -367,7 +366,7 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
         ctrl_b = atab__group_ctrl(v, gb), fb = grb.free;
     }
     if (ATAB__UNLIKELY(v.overflow))
-        return short_past_b(t, v, s, len, h, insert_new);
+        return short_past_b(t, s, len, h, insert_new);
     if (!insert_new) {
         atab__leave(r);
         return short_missed(t, s, len, h, 0);
