@@ -269,6 +269,31 @@ static void crossing_the_threshold_sweeps_by_itself(void **state)
     atab_table_free(t);
 }
 
+/* A threshold of 1 makes a queue of one atom: the release that leaves an
+** atom unused fills it, and its thread sweeps it after that release, as
+** with any threshold (the header: "when the queue holds the sweep
+** threshold's worth ... that thread sweeps it after the release"). The
+** queue is made by the release that first needs one, with that atom in
+** it; that made it full, but nothing asked for its sweep, so the atom
+** stayed until some later release. */
+static void a_threshold_of_one_sweeps_each_unused_atom_after_its_release(void **state)
+{
+    (void)state;
+    atab_table *t = sweeping_table(NULL, 0, 1);
+    const atab_atom *a = atab_intern_cstr(t, "first");
+    assert_int_equal(atab_release(t, a), ATAB_OK);   /* its queue is made now */
+    assert_int_equal(atab_count(t), 0);
+    assert_null(atab_lookup(t, "first", 5));
+    const atab_atom *b = atab_intern_cstr(t, "second");
+    assert_int_equal(atab_release(t, b), ATAB_OK);   /* the queue made before */
+    assert_int_equal(atab_count(t), 0);
+    atab_gc(t);   /* frees the queues: the next release makes one again */
+    const atab_atom *c = atab_intern_cstr(t, "third");
+    assert_int_equal(atab_release(t, c), ATAB_OK);
+    assert_int_equal(atab_count(t), 0);
+    atab_table_free(t);
+}
+
 /* A release of a reference nobody holds is refused (ATAB_EREFS, counted in
 ** misuse) and changes nothing, so the sequence intern, release, release,
 ** intern, gc frees nothing that the second intern's holder holds. */
@@ -701,6 +726,7 @@ int main(void)
         cmocka_unit_test(a_thread_alone_frees_replaced_arrays_at_once),
         cmocka_unit_test(keys_that_spilled_to_group_b_are_found_after_their_a_empties),
         cmocka_unit_test(crossing_the_threshold_sweeps_by_itself),
+        cmocka_unit_test(a_threshold_of_one_sweeps_each_unused_atom_after_its_release),
         cmocka_unit_test(a_double_release_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
