@@ -383,6 +383,11 @@ void atab__queue_due(atab_table *t, atab__rec *r)
     if (n)
         sweep_queue(t, q, n);
     atab__queue_put(t, r, q);
+    /* a queue made just now with the atom that asked for it may be full
+    ** already (a threshold of 1): its sweep is due after this release too */
+    if (!q && __atomic_load_n(&r->sweep_due, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&r->queue, __ATOMIC_RELAXED))
+        atab__queue_due(t, r);
 }
 
 void atab__sweep_at_threshold(atab_table *t)

@@ -346,6 +346,8 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
         if (r->pending) {   /* the slot before the count, as in atab__queue_push */
             atab__queue_slot(q, t->queue_cap, r->nq, r->pending, r->pending_h);
             __atomic_store_n(&r->nq, r->nq + 1, __ATOMIC_RELEASE);
+            if (r->nq == t->queue_cap)   /* full already (a queue of one): its sweep */
+                __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
         }
     } else if (r->pending) {
         unqueue(t, r, r->pending);   /* no queue to be had */
