@@ -327,7 +327,7 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * Drops a reference. An atom with no holder left stays in the table,
  * unused, until a sweep; interning it again before then revives it. The
  * thread that leaves an atom unused keeps it on a small queue; when the
- * queue holds the sweep threshold's worth (1024 at most), that thread
+ * queue holds the sweep threshold's worth (2048 at most), that thread
  * sweeps it after the release: each atom still unused is unlinked under
  * its shard's lock and freed after a grace period, so the cost follows the
  * garbage, not the table, and no other thread waits for it. A release
