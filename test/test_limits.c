@@ -275,6 +275,37 @@ static void the_memory_limit_refuses_what_would_pass_it(void **state)
     assert_int_equal(c.live, 0);
 }
 
+/* A table's first atom needs its first chunk, and the chunks' directory
+** with it. Where the memory limit has room for the directory but not for
+** the chunk, the intern fails with ATAB_ELIMIT and leaves the table as it
+** was, its bytes included (atomtab.h: "On error the table is unchanged"):
+** no directory is kept for a chunk that was never had. */
+static void an_intern_refused_its_first_chunk_leaves_the_bytes_as_they_were(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 0);
+    atab_table *t = atab_table_new(&o);
+    assert_null(atab_lookup(t, "x", 1));   /* this thread's record, if any */
+    atab_stats before, after;
+    assert_int_equal(atab_get_stats(t, &before), ATAB_OK);
+    atab_table_free(t);
+
+    o.memory_limit = before.bytes + 512;   /* room for small blocks, not a 1 KB chunk */
+    t = atab_table_new(&o);
+    assert_non_null(t);
+    assert_null(atab_lookup(t, "x", 1));
+    assert_int_equal(c.bytes, before.bytes);
+    EXPECT_NULL(atab_intern(t, "x", 1), ATAB_ELIMIT);
+    assert_int_equal(atab_get_stats(t, &after), ATAB_OK);
+    assert_int_equal(after.atoms, 0);
+    assert_int_equal(after.bytes, before.bytes);
+    assert_int_equal(c.bytes, before.bytes);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 #define RECYCLED "explicit/atoms/dynamic/recycled"   /* left out when none */
 
 /* The blocks a thread keeps from its sweeps count against the memory
@@ -477,6 +508,7 @@ int main(void)
         cmocka_unit_test(invalid_utf16_short_and_long),
         cmocka_unit_test(a_lookup_miss_leaves_no_stale_error),
         cmocka_unit_test(the_memory_limit_refuses_what_would_pass_it),
+        cmocka_unit_test(an_intern_refused_its_first_chunk_leaves_the_bytes_as_they_were),
         cmocka_unit_test(kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
