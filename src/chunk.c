@@ -42,11 +42,11 @@ static int dir_room(atab_table *t)
 }
 
 /* A new chunk, in the directory, counted as current (BIAS); NULL (error
-** set) when it or room for it cannot be had. chunk_lock is held. */
+** set) when it or room for it cannot be had. The chunk is had first, so
+** that a chunk refused leaves no directory grown for it (a failed intern
+** leaves the table as it was). chunk_lock is held. */
 static atab__chunk *chunk_new(atab_table *t, uint32_t size)
 {
-    if (dir_room(t) != 0)
-        return NULL;
     atab__chunk *c = atab__alloc(t, size);
     if (!c)
         return NULL;
@@ -55,6 +55,10 @@ static atab__chunk *chunk_new(atab_table *t, uint32_t size)
         ** should not have given is as good as none */
         atab__free(t, c, size);
         return atab__fail(ATAB_ENOMEM);
+    }
+    if (dir_room(t) != 0) {
+        atab__free(t, c, size);
+        return NULL;
     }
     c->live = ATAB__CHUNK_BIAS;
     c->size = size;
