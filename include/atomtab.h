@@ -217,7 +217,8 @@ typedef struct atab_options {
  * @param opts  NULL for defaults; copied, need not outlive the call.
  * @return the table, or NULL with atab_last_error() set to ATAB_EINVAL
  *         (bad option), ATAB_EABI (a static set from another generator
- *         version) or ATAB_ENOMEM.
+ *         version), ATAB_ENOMEM, or ATAB_ELIMIT (a memory_limit too small
+ *         for the table object, or for the list of its static sets).
  * Thread-safe (tables share nothing).
  */
 ATAB_API atab_table *atab_table_new(const atab_options *opts);
