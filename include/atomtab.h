@@ -201,7 +201,7 @@ typedef struct atab_options {
     size_t memory_limit;     /**< bytes the table requests from its allocator
                                   (the table, its arrays and caches, the
                                   chunks small atoms are carved from, 1 KB
-                                  to 16 KB each, and larger atoms); 0: no
+                                  to 8 KB each, and larger atoms); 0: no
                                   limit */
     uint64_t seed;           /**< hash seed, with ATAB_FIXED_SEED only;
                                   else random per table (getrandom) */
