@@ -259,7 +259,12 @@ ATAB_API void atab_table_free(atab_table *t);
  * @return the atom with one reference owned by the caller (none for a static
  *         atom), or NULL with atab_last_error() set: ATAB_EINVAL (NULL t, or
  *         NULL s with len > 0), ATAB_ETOOLONG, ATAB_ENOMEM, ATAB_ELIMIT.
- *         On error the table is unchanged.
+ *         On error the table's atoms are as they were. Memory it had for
+ *         new atoms may stay: the chunk (1 KB to 8 KB) this thread carves
+ *         small atoms from, and the chunks' directory's room for it, when
+ *         a later block (the slot array's growth) was the one refused; it
+ *         counts in atab_stats.bytes, the next new atoms take their blocks
+ *         from it, and failing again keeps nothing more.
  * Thread-safe.
  */
 ATAB_API const atab_atom *atab_intern(atab_table *t, const char *s, size_t len);
@@ -302,7 +307,7 @@ ATAB_API const atab_atom *atab_lookup_utf16(atab_table *t, const uint16_t *s,
  *         with len > 0), ATAB_ETOOLONG, ATAB_ENOMEM, ATAB_ELIMIT. A key over
  *         256 bytes with an uppercase byte needs that block even when its
  *         atom exists, so it alone may fail with ATAB_ENOMEM or ATAB_ELIMIT
- *         on a hit. On error the table is unchanged.
+ *         on a hit. On error the table is as atab_intern leaves it.
  * Thread-safe.
  */
 ATAB_API const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len);

@@ -306,6 +306,50 @@ static void an_intern_refused_its_first_chunk_leaves_the_bytes_as_they_were(void
     assert_int_equal(c.live, 0);
 }
 
+/* Every memory limit a table's first atom can meet short of what it
+** needs (its chunk, the chunks' directory, its shard's first slot array):
+** the intern fails with ATAB_ELIMIT and makes no atom. What it may keep is
+** the memory it had for new atoms (atomtab.h): the chunk its atom was
+** carved from, when the array was the block refused, never all it needed;
+** and failing again at the same limit keeps nothing more. */
+static void a_refused_first_intern_keeps_at_most_its_chunk_at_every_limit(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 0);
+    atab_table *t = atab_table_new(&o);
+    assert_null(atab_lookup(t, "x", 1));   /* this thread's record, if any */
+    atab_stats base, st;
+    assert_int_equal(atab_get_stats(t, &base), ATAB_OK);
+    const atab_atom *a = atab_intern(t, "x", 1);
+    assert_non_null(a);
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    size_t need = st.bytes - base.bytes;   /* what the first atom took */
+    atab_release(t, a);
+    atab_table_free(t);
+    for (size_t extra = 0; extra < need; extra += 8) {
+        o.memory_limit = base.bytes + extra;
+        t = atab_table_new(&o);
+        assert_non_null(t);
+        assert_null(atab_lookup(t, "x", 1));
+        EXPECT_NULL(atab_intern(t, "x", 1), ATAB_ELIMIT);
+        assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+        size_t kept = st.bytes;
+        if (st.atoms != 0 || kept >= base.bytes + need || kept > o.memory_limit)
+            fail_msg("limit %zu bytes past the table's: %zu atoms, %zu bytes (%zu before)",
+                     extra, st.atoms, kept, base.bytes);
+        for (int i = 0; i < 3; i++) {   /* again, and with other keys */
+            EXPECT_NULL(atab_intern(t, i ? "yz" : "x", i ? 2 : 1), ATAB_ELIMIT);
+            assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+            assert_int_equal(st.bytes, kept);
+            assert_int_equal(st.atoms, 0);
+        }
+        atab_table_free(t);
+        assert_int_equal(c.live, 0);
+    }
+}
+
 #define RECYCLED "explicit/atoms/dynamic/recycled"   /* left out when none */
 
 /* The blocks a thread keeps from its sweeps count against the memory
@@ -509,6 +553,7 @@ int main(void)
         cmocka_unit_test(a_lookup_miss_leaves_no_stale_error),
         cmocka_unit_test(the_memory_limit_refuses_what_would_pass_it),
         cmocka_unit_test(an_intern_refused_its_first_chunk_leaves_the_bytes_as_they_were),
+        cmocka_unit_test(a_refused_first_intern_keeps_at_most_its_chunk_at_every_limit),
         cmocka_unit_test(kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
