@@ -15,7 +15,8 @@
 ** The index is CHD (compress, hash and displace): keys go to buckets of
 ** about four by a fixed hash (src/static_hash.h); buckets, largest first,
 ** each get the first displacement (d1, d2) that puts all their keys on free
-** slots; there are as many slots as atoms. A lookup is one hash, one
+** slots; there are as many slots as atoms (a few more where no seed
+** places them all in that many). A lookup is one hash, one
 ** displacement load, one slot load and one comparison. Should no
 ** displacement fit (rare), the generator tries the next hash seed; the seed
 ** goes into the set. Everything is decided here: a table registers a set
@@ -474,19 +475,25 @@ out:
     return rc;
 }
 
-/* Builds the index; 0, or -1 (out of memory or no seed worked). */
+/* Builds the index; 0, or -1 (out of memory or no seed worked). As many
+** slots as atoms first; where no seed places them all (a power-of-two
+** count, such as 8 or 16, leaves the displacements few ways to move a
+** bucket's keys apart), one slot more, and so on (empty slots hold
+** UINT32_MAX). */
 static int build_index(gs_index *ix, const gs_list *l)
 {
-    ix->n_slots = (uint32_t)l->n;
     ix->n_buckets = (uint32_t)((l->n + 3) / 4);
     ix->disp = calloc(ix->n_buckets, sizeof *ix->disp);
-    ix->slots = calloc(ix->n_slots, sizeof *ix->slots);
+    ix->slots = calloc(l->n + 64, sizeof *ix->slots);
     if (!ix->disp || !ix->slots)
         return -1;
-    for (ix->seed = 0; ix->seed < 64; ix->seed++) {
-        int rc = build_with_seed(ix, l);
-        if (rc <= 0)
-            return rc;
+    for (size_t extra = 0; extra < 64 && l->n + extra <= UINT32_MAX; extra++) {
+        ix->n_slots = (uint32_t)(l->n + extra);
+        for (ix->seed = 0; ix->seed < 64; ix->seed++) {
+            int rc = build_with_seed(ix, l);
+            if (rc <= 0)
+                return rc;
+        }
     }
     return -1;
 }
