@@ -198,6 +198,29 @@ static void the_default_allocator_works(void **state)
     d->free(d->ud, p, 40);
 }
 
+/* atab_allocator promises blocks aligned to 16, and the default allocator
+** is one: every size, the smallest ones included (jemalloc's mallocx, and
+** a process malloc that is jemalloc's, give 8-byte requests an 8-byte
+** size class, aligned to 8 only). */
+static void the_default_allocator_aligns_every_block_to_16(void **state)
+{
+    (void)state;
+    const atab_allocator *d = atab_default_allocator();
+    void *p[64];
+    for (size_t size = 0; size <= 48; size++) {
+        for (size_t i = 0; i < 64; i++) {
+            p[i] = d->alloc(d->ud, size);
+            assert_non_null(p[i]);
+            if ((uintptr_t)p[i] % 16 != 0)
+                fail_msg("alloc(%zu) gave %p, not aligned to 16", size, p[i]);
+            if (d->usable_size)
+                assert_true(d->usable_size(d->ud, p[i], size) >= size);
+        }
+        for (size_t i = 0; i < 64; i++)
+            d->free(d->ud, p[i], size);
+    }
+}
+
 /* ---- the hit path: no allocation, no lock ---- */
 
 /* hits_take_no_lock holds every mutex of a table at once (67); TSan's
@@ -437,6 +460,7 @@ int main(void)
         cmocka_unit_test(pools_go_back_with_their_last_array),
         cmocka_unit_test(a_failed_allocation_is_enomem_and_the_table_is_intact),
         cmocka_unit_test(the_default_allocator_works),
+        cmocka_unit_test(the_default_allocator_aligns_every_block_to_16),
         cmocka_unit_test(hits_allocate_nothing),
         cmocka_unit_test(hits_take_no_lock),
         cmocka_unit_test(hits_on_the_same_atoms_leave_their_counts_alone),
