@@ -7,6 +7,13 @@
 
 #include "table.h"
 
+/* atab_allocator's blocks are aligned to 16. jemalloc (as the library's
+** allocator, or as the process's malloc) has an 8-byte size class aligned
+** to 8 only; its classes from 16 bytes up are multiples of 16, aligned so.
+** Small requests therefore ask for 16 bytes. */
+#define MIN_BLOCK 16
+#define BLOCK_SIZE(size) ((size) < MIN_BLOCK ? (size_t)MIN_BLOCK : (size))
+
 #ifdef ATAB_WITH_JEMALLOC
 #include <jemalloc/jemalloc.h>
 
@@ -14,14 +21,14 @@
 static void *je_alloc(void *ud, size_t size)
 {
     (void)ud;
-    return mallocx(size ? size : 1, 0);
+    return mallocx(BLOCK_SIZE(size), 0);
 }
 
 static void je_free(void *ud, void *p, size_t size)
 {
     (void)ud;
     if (p)
-        sdallocx(p, size ? size : 1, 0);
+        sdallocx(p, BLOCK_SIZE(size), 0);
 }
 
 static size_t je_usable(void *ud, const void *p, size_t size)
@@ -37,7 +44,7 @@ static const atab_allocator default_allocator = {je_alloc, je_free, je_usable, N
 static void *libc_alloc(void *ud, size_t size)
 {
     (void)ud;
-    return malloc(size ? size : 1);
+    return malloc(BLOCK_SIZE(size));
 }
 
 static void libc_free(void *ud, void *p, size_t size)
