@@ -148,6 +148,48 @@ static void sweep_frees_exactly_the_unused(void **state)
     assert_int_equal(c.live, 0);
 }
 
+/* A full sweep unlinks into a buffer that holds 256 atoms on the stack and
+** grows from the table's allocator. Where it cannot grow, the sweep frees
+** what it holds and comes back for the rest of the shard it was in: with
+** every allocation failing, atab_gc still frees every unused atom (and
+** tried to grow the buffer: the failure fell inside the call). Every other
+** atom stays held, so that no shard empties and shrinks (a shrink ends a
+** batch too: 4 arrays to free). */
+static void a_sweep_whose_buffer_cannot_grow_still_frees_every_unused_atom(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = sweeping_table(&al, 0, SIZE_MAX);
+    static const atab_atom *atoms[N];   /* 48 KB: off the stack */
+    char buf[32];
+    intern_numbered(t, "unused", atoms, N, 0);
+    for (int i = 0; i < N; i += 2)
+        assert_int_equal(atab_release(t, atoms[i]), ATAB_OK);
+    long attempts = c.attempts;
+    c.fail_at = attempts + 1, c.fail_after = 1;   /* every allocation fails */
+    assert_int_equal(atab_gc(t), N / 2);
+    assert_true(c.attempts > attempts);   /* it asked for more room, refused */
+    assert_int_equal(atab_count(t), N / 2);
+    c.fail_at = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "unused%d", i);
+        const atab_atom *a = atab_lookup(t, buf, strlen(buf));
+        if (i % 2 == 0) {
+            assert_null(a);
+        } else {
+            assert_ptr_equal(a, atoms[i]);
+            assert_int_equal(atab_release(t, a), ATAB_OK);
+            assert_int_equal(atab_release(t, a), ATAB_OK);
+        }
+    }
+    assert_int_equal(atab_gc(t), N / 2);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    assert_false(c.size_mismatch);
+}
+
 /* A thread alone on its table has no reader to wait for: an array its
 ** inserts replace is freed at once, and a sweep frees what it unlinks
 ** without a grace period. */
@@ -723,6 +765,7 @@ int main(void)
         cmocka_unit_test(each_intern_is_a_reference),
         cmocka_unit_test(an_unused_atom_interned_again_is_revived_not_reallocated),
         cmocka_unit_test(sweep_frees_exactly_the_unused),
+        cmocka_unit_test(a_sweep_whose_buffer_cannot_grow_still_frees_every_unused_atom),
         cmocka_unit_test(a_thread_alone_frees_replaced_arrays_at_once),
         cmocka_unit_test(keys_that_spilled_to_group_b_are_found_after_their_a_empties),
         cmocka_unit_test(crossing_the_threshold_sweeps_by_itself),
