@@ -463,6 +463,45 @@ static void foreach_releasing_inside_fn_leaves_no_atom_unswept(void **state)
     assert_int_equal(ca.live, 0);
 }
 
+/* Runs a full sweep from inside the walk, on its first call. */
+static int gc_inside(void *ud, const atab_atom *a, uint32_t count)
+{
+    walk_case *c = ud;
+    (void)a;
+    assert_int_equal(count, 0);   /* every atom was unused before the walk */
+    if (!c->calls++)
+        atab_gc(c->t);   /* frees the other shards' atoms; the walk holds these */
+    return 0;
+}
+
+/* Atoms at 0, counted towards t->unused, that a walk holds while a full
+** sweep runs (which starts t->unused again from 0, and cannot free them):
+** the walk's drop leaves each at 0 counted again, or no threshold sweep
+** would ever free it. */
+static void a_full_sweep_inside_fn_leaves_the_walks_atoms_counted(void **state)
+{
+    (void)state;
+    counting_alloc ca = {0};
+    atab_allocator al = ca_allocator(&ca);
+    walk_case c = {0};
+    c.t = sweeping_table(&al, 3, SIZE_MAX);
+    for (int i = 0; i < 200; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "walked-%d", i);
+        assert_int_equal(atab_release(c.t, atab_intern_cstr(c.t, key)), ATAB_OK);
+    }
+    assert_int_equal(atab_foreach(c.t, gc_inside, &c), ATAB_OK);
+    assert_true(c.calls > 0 && atab_count(c.t) > 0);   /* the first shard's, kept */
+    assert_true(atab_count(c.t) < 200);                /* the others swept */
+    assert_int_equal(orphans(c.t), 0);
+    atab_stats st;
+    assert_int_equal(atab_get_stats(c.t, &st), ATAB_OK);
+    assert_int_equal(st.unused, st.atoms);
+    assert_int_equal(atab_gc(c.t), st.atoms);
+    atab_table_free(c.t);
+    assert_int_equal(ca.live, 0);
+}
+
 static int stop_in_fn(void *ud, const atab_atom *a, uint32_t count)
 {
     walk_case *c = ud;
@@ -654,6 +693,7 @@ int main(void)
         cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
         cmocka_unit_test(small_interns_fit_while_another_thread_is_refused),
         cmocka_unit_test(foreach_releasing_inside_fn_leaves_no_atom_unswept),
+        cmocka_unit_test(a_full_sweep_inside_fn_leaves_the_walks_atoms_counted),
         cmocka_unit_test(queue_sweep_while_the_walk_holds_a_queued_atom),
         cmocka_unit_test(a_thread_exiting_with_queued_atoms_leaves_them_counted),
         cmocka_unit_test(queue_put_back_while_gc_holds_the_record_leaves_no_block),
