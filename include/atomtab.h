@@ -661,11 +661,13 @@ ATAB_API int atab_report_ex(atab_table *t, const atab_report_options *o,
  * listed under "Other Measurements" by their full path, even those with a
  * '/' (about:memory would draw those as trees of their own). The tree is
  * drawn in fixed arrays on the stack: they hold the table's entries under
- * any prefix, and 48 more names for the extra entries' paths (each name
- * the tree does not have yet counts once).
+ * any prefix, and at least 48 more names for the extra entries' paths
+ * (each name the tree does not have yet counts once; a shorter prefix
+ * leaves room for more).
  * @return as atab_report_ex, with the writer's first non-zero return in
  *         place of fn's, and ATAB_EINVAL for extra entries that need more
- *         names than that; ATAB_EINVAL is returned before anything is written.
+ *         names than the arrays have left; ATAB_EINVAL is returned before
+ *         anything is written.
  * Thread-safe, as atab_report; allocates nothing.
  */
 ATAB_API int atab_report_tree_ex(atab_table *t, const atab_report_options *o,

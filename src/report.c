@@ -290,17 +290,18 @@ static int nests(const char *a, const char *b)
     return la < lb && strncmp(a, b, la) == 0 && b[la] == '/';
 }
 
-/* The table's explicit/ paths: an extra entry may share one (they are
-** summed) but not be above or below one. */
+/* The table's paths (make_entries): an extra entry may share one (they
+** are summed) but not be above or below one. */
 static const char *const table_paths[] = {
     "explicit/atoms/table", "explicit/atoms/dynamic/atom-objects",
     "explicit/atoms/dynamic/slop", "explicit/atoms/dynamic/recycled",
-    "explicit/atoms/dynamic/free", HEAP_OVERHEAD "atoms"};
+    "explicit/atoms/dynamic/free", HEAP_OVERHEAD "atoms", "atoms-static-data",
+    "atoms-dynamic", "atoms-dynamic-unused", "atoms-static", "atoms-external-handles"};
 
-/* Does extra entry i's explicit/ path lie above or below another entry's
-** (the table's under the prefix, or another extra one's)? A tree node
-** would then be a leaf and an inner node: about:memory refuses that, and
-** the tree would lose the leaf's amount. */
+/* Does extra entry i's path lie above or below another entry's (the
+** table's under the prefix, or another extra one's)? A tree node would
+** then be a leaf and an inner node: about:memory refuses that, and the
+** tree would lose the leaf's amount. */
 static int nests_any(const atab_report_options *o, size_t i)
 {
     const char *p = o->extra[i].path;
@@ -335,8 +336,8 @@ static int options_ok(const atab_report_options *o)
         if (!x->path || !x->path[0] || x->kind < ATAB_KIND_NONHEAP ||
             x->kind > ATAB_KIND_OTHER ||
             (x->units != ATAB_UNITS_BYTES && x->units != ATAB_UNITS_COUNT) ||
-            (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER ||
-                             nests_any(o, i))))
+            (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER)) ||
+            nests_any(o, i))
             return 0;
     }
     return 1;
@@ -458,9 +459,18 @@ static size_t utf8_seq(const unsigned char *s)
     return n;
 }
 
-/* Writes s[0..len) as the tree's text: control characters and invalid
-** UTF-8 become U+FFFD, so that a host's path can neither break a line nor
-** make the dump something other than UTF-8. */
+/* Is the valid n-byte UTF-8 sequence at p a control character (C1,
+** U+0080-U+009F) or a line or paragraph separator (U+2028, U+2029)? */
+static int breaks_text(const unsigned char *p, size_t n)
+{
+    return (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
+           (n == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9));
+}
+
+/* Writes s[0..len) as the tree's text: control characters (C0 and C1),
+** line and paragraph separators and invalid UTF-8 become U+FFFD, so that a
+** host's path can neither break a line nor make the dump something other
+** than UTF-8. */
 static void put_text(out *o, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
@@ -475,8 +485,9 @@ static void put_text(out *o, const char *s, size_t len)
         size_t n = *p >= 0x80 ? utf8_seq(p) : 0;
         if (n > (size_t)(end - p))
             n = 0;
-        put(o, n ? (const char *)p : "\xef\xbf\xbd", n ? n : 3);
-        p += n ? n : 1;
+        int keep = n && !breaks_text(p, n);
+        put(o, keep ? (const char *)p : "\xef\xbf\xbd", keep ? n : 3);
+        p += n ? n : 1;   /* a separator or C1 control: one U+FFFD for its bytes */
     }
 }
 

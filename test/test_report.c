@@ -1204,16 +1204,19 @@ static void the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters(voi
     (void)state;
     atab_table *t = plain_table(NULL);
     static sink k;
-    atab_report_entry x[2] = {
+    atab_report_entry x[3] = {
         {"explicit/host/a\nb", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 64, NULL},
         {"other-\xff\xc3\xa9-\xe2\x82", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 3, NULL},
+        {"line-\xc2\x85-\xe2\x80\xa8-end", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 4, NULL},
     };
-    atab_report_options o = {"tab\x01le", x, 2};
+    atab_report_options o = {"tab\x01le", x, 3};
     memset(&k, 0, sizeof k);
     assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
     assert_non_null(strstr(k.buf, "── host/a\xef\xbf\xbd" "b\n"));
     assert_non_null(strstr(k.buf, " ── other-\xef\xbf\xbd\xc3\xa9-\xef\xbf\xbd\xef\xbf\xbd\n"));
     assert_non_null(strstr(k.buf, "tab\xef\xbf\xbdle"));
+    /* a C1 control (NEL) and U+2028 break lines too: one U+FFFD each */
+    assert_non_null(strstr(k.buf, " ── line-\xef\xbf\xbd-\xef\xbf\xbd-end\n"));
     assert_true(utf8_lines(k.buf));
     atab_table_free(t);
 }
@@ -1364,6 +1367,33 @@ static void an_extra_entry_above_other_entries_is_einval(void **state)
     memset(&k, 0, sizeof k);
     assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
     assert_non_null(strstr(k.buf, "1,000,000 B"));
+    atab_table_free(t);
+}
+
+/* The rule that no path lies above or below another holds outside
+** explicit/ too (about:memory draws every path as a tree), whatever the
+** entries' order: "explicit" alone sits over the table's explicit/ tree. */
+static void extra_entries_nested_anywhere_are_einval_in_either_order(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    int entries = 0;
+    atab_report_entry x[2] = {
+        {"explicit", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 1, "d"},
+        {"resident", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 4096, "d"},
+    };
+    atab_report_options o = {NULL, x, 2};
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x[0].path = "atoms-dynamic/host";   /* below the table's count */
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x[0].path = "host";
+    x[1].path = "host/cache";
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x[0].path = "host/cache";
+    x[1].path = "host";
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_EINVAL);
+    x[1].path = "host-other";   /* a sibling */
+    assert_int_equal(atab_report_ex(t, &o, count_entries, &entries), ATAB_OK);
     atab_table_free(t);
 }
 
@@ -1555,6 +1585,7 @@ int main(void)
         cmocka_unit_test(the_tree_draws_every_prefix_and_entries_the_options_allow),
         cmocka_unit_test(extra_entries_about_memory_would_refuse_are_einval),
         cmocka_unit_test(an_extra_entry_above_other_entries_is_einval),
+        cmocka_unit_test(extra_entries_nested_anywhere_are_einval_in_either_order),
         cmocka_unit_test(a_failing_callback_or_writer_stops_the_report),
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_writes_the_dump_to_a_file),

@@ -636,8 +636,8 @@ static void throw_bad_options(napi_env env)
     char msg[256];
     snprintf(msg, sizeof msg,
              "atomtab.report: the prefix must be '/'-separated non-empty names of at most %d "
-             "bytes, and each extra entry needs a path (explicit/ ones heap or nonheap, in "
-             "bytes)",
+             "bytes, and each extra entry needs a path, neither above nor below another "
+             "entry's (explicit/ ones heap or nonheap, in bytes)",
              ATAB_REPORT_PREFIX_MAX);
     napi_throw_range_error(env, "ERR_INVALID_ARG_VALUE", msg);
 }
