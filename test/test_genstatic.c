@@ -469,7 +469,8 @@ static void names_the_standard_headers_reserve_are_refused(void **state)
     (void)state;
     static const char *const bad[] = {"uint32_t", "size_t", "NULL", "INT8_MAX", "SIZE_MAX",
                                       "intptr_t", "max_align_t", "ptrdiff_t", "uint_fast16_t",
-                                      "offsetof", "UINT64_C", "INTMAX_C", "WCHAR_MAX"};
+                                      "offsetof", "UINT64_C", "INTMAX_C", "WCHAR_MAX",
+                                      "nullptr_t", "SIZE_WIDTH", "unreachable"};
     char *msgs;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (run_names(bad[i], NULL, "out.c", "out.h", &msgs) != 2 ||

@@ -847,14 +847,16 @@ static int ends(const char *s, const char *p)
 /* Names the headers the generated files include, <stddef.h> and
 ** <stdint.h> (through atomtab.h), declare or reserve (C11 7.1.3, and
 ** 7.31.10: int*_t, uint*_t, and INT* / UINT* ending in _MAX, _MIN, _WIDTH
-** or _C): as the set's or its macro's name they do not compile, or
+** or _C), in C23 and C++ too (nullptr_t, unreachable, the *_WIDTH
+** macros): as the set's or its macro's name they do not compile, or
 ** redefine what the generated code uses (offsetof, UINT64_C). */
 static int is_std_name(const char *s)
 {
     static const char *const names[] = {
         "NULL", "offsetof", "size_t", "ptrdiff_t", "max_align_t", "wchar_t",
         "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX",
-        "WCHAR_MIN", "WCHAR_MAX", "WINT_MIN", "WINT_MAX"};
+        "WCHAR_MIN", "WCHAR_MAX", "WINT_MIN", "WINT_MAX", "nullptr_t", "unreachable",
+        "SIZE_WIDTH", "PTRDIFF_WIDTH", "SIG_ATOMIC_WIDTH", "WCHAR_WIDTH", "WINT_WIDTH"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i]) == 0)
             return 1;
