@@ -123,14 +123,25 @@ _Static_assert(ATAB__CHUNK_MAX_BLOCK % ATAB__CHUNK_GRAIN == 0, "the largest bloc
 ** cannot be had. */
 ATAB__HIDDEN void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes);
 
+/* Has bump b room for a block of `bytes`? */
+static inline int atab__bump_fits(const atab__bump *b, size_t bytes)
+{
+    return (size_t)(b->end - b->next) >= bytes;
+}
+
+/* A block of `bytes` from b, which has room for it (atab__bump_fits). */
+static inline void *atab__bump_take(atab__bump *b, size_t bytes)
+{
+    void *p = b->next;
+    b->next += bytes;
+    b->carved++;
+    return p;
+}
+
 static inline void *atab__chunk_carve(atab_table *t, atab__bump *b, size_t bytes)
 {
-    if (ATAB__LIKELY(b && (size_t)(b->end - b->next) >= bytes)) {
-        void *p = b->next;
-        b->next += bytes;
-        b->carved++;
-        return p;
-    }
+    if (ATAB__LIKELY(b && atab__bump_fits(b, bytes)))
+        return atab__bump_take(b, bytes);
     return atab__chunk_carve_slow(t, b, bytes);
 }
 

@@ -148,9 +148,9 @@ ATAB__INLINE const atab_atom *insert_made(atab__rec *r, const char *s, size_t le
 {
     if (!na) {
         size_t bytes = atab__block_bytes(len);
-        if (ATAB__UNLIKELY((size_t)(r->bump.end - r->bump.next) < bytes))
+        if (ATAB__UNLIKELY(!atab__bump_fits(&r->bump, bytes)))
             return insert_carve_slow(r, s, len, h, holds, room);
-        na = atab__chunk_carve(r->t, &r->bump, bytes);   /* the bump's room: never NULL */
+        na = atab__bump_take(&r->bump, bytes);
     }
     return insert_block(r, s, len, h, holds, room, na);
 }
