@@ -431,13 +431,12 @@ static int run_names(const char *name, const char *macro, const char *oc_name,
     return rc;
 }
 
-static void names_that_would_not_compile_are_refused(void **state)
+/* Each of the n names is refused (exit 2, the option named in the
+** message) as --name and as --macro. */
+static void refused_as_name_and_macro(const char *const *bad, size_t n)
 {
-    (void)state;
-    static const char *const bad[] = {"int", "for", "class", "bool", "atab_atom",
-                                      "ATAB_X", "__x", "_Set", "9x", "a-b"};
     char *msgs;
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (run_names(bad[i], NULL, "out.c", "out.h", &msgs) != 2 ||
             !strstr(msgs, "--name "))
             fail_msg("--name %s: %s", bad[i], msgs);
@@ -447,6 +446,15 @@ static void names_that_would_not_compile_are_refused(void **state)
             fail_msg("--macro %s: %s", bad[i], msgs);
         free(msgs);
     }
+}
+
+static void names_that_would_not_compile_are_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"int", "for", "class", "bool", "atab_atom",
+                                      "ATAB_X", "__x", "_Set", "9x", "a-b"};
+    char *msgs;
+    refused_as_name_and_macro(bad, sizeof bad / sizeof *bad);
     assert_int_equal(run_names("ok", "ok_ATOM", "out.c", "out.h", &msgs), 2);   /* NAME_* */
     free(msgs);
     assert_int_equal(run_names("ok", "ok", "out.c", "out.h", &msgs), 2);
@@ -472,16 +480,7 @@ static void names_the_standard_headers_reserve_are_refused(void **state)
                                       "offsetof", "UINT64_C", "INTMAX_C", "WCHAR_MAX",
                                       "nullptr_t", "SIZE_WIDTH", "unreachable"};
     char *msgs;
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        if (run_names(bad[i], NULL, "out.c", "out.h", &msgs) != 2 ||
-            !strstr(msgs, "--name "))
-            fail_msg("--name %s: %s", bad[i], msgs);
-        free(msgs);
-        if (run_names("ok", bad[i], "out.c", "out.h", &msgs) != 2 ||
-            !strstr(msgs, "--macro "))
-            fail_msg("--macro %s: %s", bad[i], msgs);
-        free(msgs);
-    }
+    refused_as_name_and_macro(bad, sizeof bad / sizeof *bad);
     static const char *const good[] = {"interned_t0", "int_set", "uint", "INT_ATOMS",
                                        "my_uint32_t_set", "SIZE"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
