@@ -158,6 +158,34 @@ static void intern_lower_utf16_folds_ascii_uppercase_only(void **state)
     assert_false(c.size_mismatch);
 }
 
+/* Text past the stack fold with an unpaired surrogate says ATAB_EUTF16,
+** whatever the allocator would say: it is checked before its copy is
+** allocated, so nothing is asked of the allocator. */
+static void a_long_invalid_lower_utf16_is_refused_before_its_copy(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    const atab_atom *keep = atab_intern_cstr(t, "keep");
+    uint16_t u[400];
+    for (size_t i = 0; i < 400; i++)
+        u[i] = 'X';
+    u[399] = 0xd800;
+    long before = c.attempts;
+    c.fail_at = c.attempts + 1, c.fail_after = 1;
+    assert_null(atab_intern_lower_utf16(t, u, 400));
+    assert_int_equal(atab_last_error(), ATAB_EUTF16);
+    assert_int_equal(c.attempts, before);
+    c.fail_at = 0;
+    assert_null(atab_intern_lower_utf16(t, u, 400));
+    assert_int_equal(atab_last_error(), ATAB_EUTF16);
+    assert_int_equal(atab_count(t), 1);
+    assert_ptr_equal(atab_lookup(t, "keep", 4), keep);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +195,7 @@ int main(void)
         cmocka_unit_test(a_utf16_hit_does_not_allocate),
         cmocka_unit_test(unpaired_surrogates_are_an_error),
         cmocka_unit_test(intern_lower_utf16_folds_ascii_uppercase_only),
+        cmocka_unit_test(a_long_invalid_lower_utf16_is_refused_before_its_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
