@@ -742,19 +742,27 @@ const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len)
     return a;
 }
 
-/* The UTF-16 twin: units 'A'..'Z' folded, the rest as they are. */
+/* The UTF-16 twin: units 'A'..'Z' folded, the rest as they are. Text
+** too long for the stack is checked before its copy is allocated (the
+** fold leaves surrogates as they are), so invalid text says ATAB_EUTF16
+** whatever the allocator would say. */
 const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_t len)
 {
     uint16_t local[LOWER_STACK / 2], *buf = local;
-    size_t i = 0;
+    size_t i = 0, len8;
     if (check_bytes(t, s, len) != 0)
         return NULL;
     while (i < len && (unsigned)s[i] - 'A' >= 26u)
         i++;
     if (i == len)
         return atab_intern_utf16(t, s, len);
-    if (len > LOWER_STACK / 2 && !(buf = atab__alloc(t, len * sizeof *buf)))
-        return NULL;
+    if (len > LOWER_STACK / 2) {
+        int rc = atab__utf16_measure(s, len, &len8);
+        if (rc != ATAB_OK)
+            return atab__fail(rc);
+        if (!(buf = atab__alloc(t, len * sizeof *buf)))
+            return NULL;
+    }
     for (i = 0; i < len; i++)
         buf[i] = (uint16_t)((unsigned)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
     const atab_atom *a = atab_intern_utf16(t, buf, len);
