@@ -1500,8 +1500,10 @@ static void *do_churn_then_intern(void *arg)
     atab_atom **kept = atab__queue_kept(c->rec->queue, c->t->queue_cap);
     assert_non_null(kept[atab__class_of(10)]);   /* blocks for a new 10-byte atom */
     snprintf(c->fresh, sizeof c->fresh, "take-fresh");
-    for (int i = 0; !takes_a_free_slot(c->t, c->fresh, 10); i++)
-        snprintf(c->fresh, sizeof c->fresh, "take-f%04d", i);
+    for (int i = 0; !takes_a_free_slot(c->t, c->fresh, 10); i++) {
+        assert_true(i < 10000);   /* four digits keep the key 10 bytes */
+        snprintf(c->fresh, sizeof c->fresh, "take-f%04d", i % 10000);
+    }
     __atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
     while (sem_wait(&c->go) != 0)
         ;
