@@ -228,6 +228,69 @@ static void lists_of_eight_and_sixteen_names_always_get_an_index(void **state)
     }
 }
 
+/* Two 16-byte names of printable ASCII whose index hashes under `seed`
+** are equal, so that no displacement parts them: the first words differ,
+** the second word of b undoes the difference the first words made. */
+static void colliding_pair(uint64_t seed, char a[17], char b[17])
+{
+    uint64_t h0 = seed ^ (16 * ATAB__SH_K1), x = 0, w1, w1b;
+    unsigned char w2[8], w2b[8];
+    snprintf(a, 17, "k%02u-%04x", (unsigned)seed % 100, 0u);
+    memcpy(&w1, a, 8);
+    for (unsigned j = 0;; j++) {   /* a difference whose bytes two printable bytes make */
+        assert_true(j < 0x10000);
+        snprintf(b, 17, "k%02u+%04x", (unsigned)seed % 100, j);
+        memcpy(&w1b, b, 8);
+        x = atab__sh_mix(h0 ^ w1) ^ atab__sh_mix(h0 ^ w1b);
+        if (!(x & UINT64_C(0x8080808080808080)))
+            break;
+    }
+    for (int i = 0; i < 8; i++) {
+        unsigned d = (unsigned)(x >> (8 * i)) & 0x7f, c = 0x21;
+        while ((c ^ d) < 0x21 || (c ^ d) > 0x7e)
+            c++;
+        w2[i] = (unsigned char)c, w2b[i] = (unsigned char)(c ^ d);
+    }
+    memcpy(a + 8, w2, 8), memcpy(b + 8, w2b, 8);
+    a[16] = b[16] = '\0';
+    assert_int_equal(atab__static_hash(seed, a, 16), atab__static_hash(seed, b, 16));
+}
+
+/* A list made of one colliding pair for each of the seeds the generator
+** tries first still gets an index, and the set it writes finds them all. */
+static void a_list_made_to_collide_under_the_first_seeds_gets_an_index(void **state)
+{
+    (void)state;
+    enum { SEEDS = 64 };
+    char *text = malloc(SEEDS * 2 * 32), *p = text, a[17], b[17], *msgs = NULL;
+    gs_list l;
+    gs_index ix = {0, 0, 0, NULL, NULL};
+    uint64_t total;
+    assert_non_null(text);
+    memset(&l, 0, sizeof l);
+    for (unsigned s = 0; s < SEEDS; s++) {
+        colliding_pair(s, a, b);
+        p += sprintf(p, "%s p%ua\n%s p%ub\n", a, s, b, s);
+        assert_int_equal(push_atom(&l, a, 16, "x", 2 * s + 1, 0), 0);
+        assert_int_equal(push_atom(&l, b, 16, "x", 2 * s + 2, 0), 0);
+    }
+    int rc = run_gen(text, (size_t)(p - text), &msgs, NULL);
+    if (rc != 0)
+        fail_msg("a list colliding under seeds 0..%d: exit %d: %s", SEEDS - 1, rc, msgs);
+    free(msgs);
+    assert_int_equal(layout(&l, &total), 0);
+    assert_int_equal(build_index(&ix, &l), 0);
+    for (size_t i = 0; i < l.n; i++) {
+        uint64_t h = atab__static_hash(ix.seed, l.v[i].name, l.v[i].len);
+        uint32_t d = ix.disp[atab__sh_bucket(h, ix.n_buckets)];
+        assert_int_equal(ix.slots[atab__sh_slot(h, d, ix.n_slots)], i + 1);
+    }
+    free_list(&l);
+    free(ix.disp);
+    free(ix.slots);
+    free(text);
+}
+
 static void names_up_to_the_limit_are_accepted(void **state)
 {
     (void)state;
@@ -638,6 +701,7 @@ int main(void)
         cmocka_unit_test(a_good_list_writes_the_set_and_its_macros),
         cmocka_unit_test(the_index_is_perfect_for_small_and_large_sets),
         cmocka_unit_test(lists_of_eight_and_sixteen_names_always_get_an_index),
+        cmocka_unit_test(a_list_made_to_collide_under_the_first_seeds_gets_an_index),
         cmocka_unit_test(names_up_to_the_limit_are_accepted),
         cmocka_unit_test(exclude_leaves_out_the_other_lists_strings),
         cmocka_unit_test(duplicates_are_errors_with_both_lines),
