@@ -26,6 +26,7 @@
 #define _POSIX_C_SOURCE 200809L   /* getline, strdup */
 #endif
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,11 +476,24 @@ out:
     return rc;
 }
 
+/* A digest of the whole list, names in order, from which build_index
+** draws the seeds it tries after the first 64. */
+static uint64_t list_digest(const gs_list *l)
+{
+    uint64_t d = l->n;
+    for (size_t i = 0; i < l->n; i++)
+        d = atab__sh_mix(d ^ atab__static_hash(ATAB__SH_K2, l->v[i].name, l->v[i].len));
+    return d;
+}
+
 /* Builds the index; 0, or -1 (out of memory or no seed worked). As many
 ** slots as atoms first; where no seed places them all (a power-of-two
 ** count, such as 8 or 16, leaves the displacements few ways to move a
 ** bucket's keys apart), one slot more, and so on (empty slots hold
-** UINT32_MAX). */
+** UINT32_MAX). The seeds are 0..63 first; should none of them do at any
+** slot count, as when two names were made to have one hash under each,
+** 64 seeds drawn from the list's digest, which a name added to part such a
+** pair changes. */
 static int build_index(gs_index *ix, const gs_list *l)
 {
     ix->n_buckets = (uint32_t)((l->n + 3) / 4);
@@ -487,12 +501,18 @@ static int build_index(gs_index *ix, const gs_list *l)
     ix->slots = calloc(l->n + 64, sizeof *ix->slots);
     if (!ix->disp || !ix->slots)
         return -1;
-    for (size_t extra = 0; extra < 64 && l->n + extra <= UINT32_MAX; extra++) {
-        ix->n_slots = (uint32_t)(l->n + extra);
-        for (ix->seed = 0; ix->seed < 64; ix->seed++) {
-            int rc = build_with_seed(ix, l);
-            if (rc <= 0)
-                return rc;
+    uint64_t digest = 0;
+    for (int drawn = 0; drawn < 2; drawn++) {
+        if (drawn)
+            digest = list_digest(l);
+        for (size_t extra = 0; extra < 64 && l->n + extra <= UINT32_MAX; extra++) {
+            ix->n_slots = (uint32_t)(l->n + extra);
+            for (uint64_t i = 0; i < 64; i++) {
+                ix->seed = drawn ? atab__sh_mix(digest + (i + 1) * ATAB__SH_K1) : i;
+                int rc = build_with_seed(ix, l);
+                if (rc <= 0)
+                    return rc;
+            }
         }
     }
     return -1;
@@ -608,8 +628,8 @@ static void write_c(FILE *f, const gs_opts *o, const gs_list *l, const gs_index 
             (unsigned long)ix->n_buckets, (unsigned long)ix->n_slots);
     fprintf(f, "    (uint32_t)(sizeof %s_atoms + sizeof %s_index_disp + sizeof %s_index_slots + "
             "sizeof %s_index_filter),\n", o->name, o->name, o->name, o->name);
-    fprintf(f, "    UINT64_C(%lu), &%s_atoms, %s_index_disp, %s_index_slots, \"%s\",\n",
-            (unsigned long)ix->seed, o->name, o->name, o->name, o->name);
+    fprintf(f, "    UINT64_C(%" PRIu64 "), &%s_atoms, %s_index_disp, %s_index_slots, \"%s\",\n",
+            ix->seed, o->name, o->name, o->name, o->name);
     fprintf(f, "    %u, %s_index_filter\n};\n", log2, o->name);
 }
 
