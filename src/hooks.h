@@ -18,6 +18,9 @@
 **   thread exit vs flush/sweep     "thread_exit:record" (record), before
 **       an exiting thread gives its record back; "flush:record" (record),
 **       before a flusher gives a record's spares back
+**   queue take vs flush            "queue:take" (record), after the owner
+**       saw its record's queue, before it takes the queue away to sweep
+**       it
 **   grow vs read                   "probe:array" (t), after a reader
 **       loaded a shard's array, before probing it; "grow:free" (t),
 **       before the grace period that precedes freeing a replaced array

@@ -237,6 +237,7 @@ static void unqueue_all(atab_table *t, atab__rec *r)
 const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
 {
     const atab_atom **q = NULL;
+    ATAB__PAUSE("queue:take", r);
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {

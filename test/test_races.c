@@ -1564,6 +1564,92 @@ static void insert_while_a_sweep_holds_its_record_takes_no_kept_block(void **sta
     assert_int_equal(wa.live, 0);
 }
 
+/* ---- a queue taken away between its owner's look and its take ---- */
+
+typedef struct strand_case {
+    atab_table *t;
+    const atab_atom *y;   /* the main thread's; O keeps a spare of it */
+    atab__rec *rec;       /* O's */
+    sem_t go;
+    int queued_again;     /* O had a queue again after its next releases */
+    size_t left;          /* atab_count then */
+} strand_case;
+
+/* O: a spare of Y; two atoms of its own released (a queue of 2, full: its
+** sweep, which stops before the take when the test says); when told, two
+** more released, and what its queue and the table look like then. */
+static void *do_spare_then_fill_queue(void *arg)
+{
+    strand_case *c = arg;
+    char key[16];
+    assert_ptr_equal(atab_intern_cstr(c->t, "strand-y"), c->y);
+    assert_int_equal(atab_release(c->t, c->y), ATAB_OK);   /* the main thread holds Y */
+    c->rec = my_rec(c->t);
+    for (int i = 0; i < 2; i++) {   /* the second release sweeps: "queue:take" */
+        snprintf(key, sizeof key, "strand-q%d", i);
+        assert_int_equal(atab_release(c->t, atab_intern_cstr(c->t, key)), ATAB_OK);
+    }
+    sem_take(&c->go);
+    for (int i = 0; i < 2; i++) {
+        snprintf(key, sizeof key, "strand-r%d", i);
+        assert_int_equal(atab_release(c->t, atab_intern_cstr(c->t, key)), ATAB_OK);
+    }
+    c->queued_again = __atomic_load_n(&c->rec->queue, __ATOMIC_RELAXED) != NULL &&
+                      !c->rec->pending;
+    c->left = atab_count(c->t);
+    return NULL;
+}
+
+/* O saw its full queue and stops before it takes it away ("queue:take").
+** A full sweep takes the queue from O's record first: its flush gives
+** back every spare O's cache holds (Y's) before it empties and frees the
+** queue, so O's cache is empty while O is held, and a report's flush after
+** it has nothing of O's to bring to 0: no atom is parked on O's record
+** (pending) while its queue is gone. Let go, O finds no queue to take;
+** its next release to 0 makes one, and its queue sweeps go on. */
+static void owner_held_before_its_take_while_a_sweep_and_a_report_flush_it(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    strand_case c;
+    worker o;
+    memset(&c, 0, sizeof c);
+    sem_init(&c.go, 0, 0);
+    setup_hooks();
+    c.t = sweeping_table(&al, 7, 2);   /* a queue of 2 */
+    assert_non_null(c.t);
+    c.y = atab_intern_cstr(c.t, "strand-y");
+    pause_at *p = pause_arm("queue:take", ROLE_A, NULL);
+    worker_start(&o, ROLE_A, do_spare_then_fill_queue, &c);
+    pause_wait(p);
+    assert_int_equal(atab__count(c.y), 2);   /* this thread's and O's spare */
+    assert_int_equal(atab_gc(c.t), 2);   /* O's queue and its two atoms */
+    assert_null(__atomic_load_n(&c.rec->queue, __ATOMIC_RELAXED));
+    assert_int_equal(atab__count(c.y), 1);   /* O's spare back */
+    /* that sweep counted the atoms it took off O's queue as unused (and
+    ** freed them): a second one starts from what is unused now, so the
+    ** releases below start no full sweep */
+    assert_int_equal(atab_gc(c.t), 0);
+    assert_int_equal(atab_release(c.t, c.y), ATAB_OK);   /* on this thread's queue */
+    atab_stats st;
+    assert_int_equal(atab_get_stats(c.t, &st), ATAB_OK);   /* a report's flush */
+    assert_null(c.rec->pending);
+    assert_int_equal(st.unused, 1);   /* Y */
+    pause_release(p);
+    sem_post(&c.go);
+    worker_returned(&o);
+    assert_true(c.queued_again);
+    assert_int_equal(c.left, 1);   /* Y: O's queue sweep took its two */
+    worker_join(&o);
+    sem_destroy(&c.go);
+    assert_int_equal(atab_gc(c.t), 1);
+    assert_int_equal(atab_count(c.t), 0);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* Points that no pause names, and threads that no pause names, pass
 ** through: a busy table with the hook installed and nothing armed. */
 static void unarmed_points_pass_through(void **state)
@@ -1614,6 +1700,7 @@ int main(void)
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_another_key_takes_its_room),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
+        cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
