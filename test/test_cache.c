@@ -6,6 +6,7 @@
 */
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 
 #include "test_util.h"
@@ -146,6 +147,84 @@ static void a_set_keeps_the_two_atoms_hit_last(void **state)
     assert_int_equal(atab_gc(t), 3);
     assert_int_equal(atab_count(t), 0);
     atab_table_free(t);
+}
+
+/* Thread B of two_caches_keep_spares_of_an_atom_nobody_holds: hits X once
+** (from the table: an entry for it), releases it when told, then waits to
+** exit (its exit would give its spares back). */
+typedef struct spare_keeper {
+    atab_table *t;
+    const atab_atom *x;
+    sem_t hit, go, released, done;
+} spare_keeper;
+
+static void *hit_then_release_x(void *arg)
+{
+    spare_keeper *k = arg;
+    assert_ptr_equal(atab_intern_cstr(k->t, atab_chars(k->x)), k->x);
+    sem_post(&k->hit);
+    sem_wait(&k->go);
+    assert_int_equal(atab_release(k->t, k->x), ATAB_OK);
+    sem_post(&k->released);
+    sem_wait(&k->done);
+    return NULL;
+}
+
+/* A release keeps its reference as a spare while the count is above this
+** thread's spares and that reference; another thread's spares count there
+** as a holder (the count cannot tell them apart), so once one cache keeps
+** spares of X, the last holder's release on another thread keeps its
+** reference too (two last releases at the same moment end the same way):
+** X's count is the two caches' spares, nobody holds it, and it is on no
+** queue. Queue sweeps pass it by (both entries marked it SPARED: a queue
+** sweep would leave it for a full sweep even had it been queued). A flush
+** gives the spares back, after which a report counts it unused, and the
+** next full sweep frees it: no memory is kept past atab_gc. */
+static void two_caches_keep_spares_of_an_atom_nobody_holds_until_a_full_sweep(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = sweeping_table(&al, SEED, 4);   /* queues of 4 */
+    spare_keeper k = {t, atab_intern_cstr(t, "kept-by-two"), {{0}}, {{0}}, {{0}}, {{0}}};
+    sem_init(&k.hit, 0, 0);
+    sem_init(&k.go, 0, 0);
+    sem_init(&k.released, 0, 0);
+    sem_init(&k.done, 0, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, hit_then_release_x, &k), 0);
+    sem_wait(&k.hit);
+    assert_int_equal(atab__count(k.x), 2);
+    assert_int_equal(atab_release(t, k.x), ATAB_OK);   /* B holds X: kept as a spare */
+    assert_int_equal(atab__count(k.x), 2);
+    sem_post(&k.go);
+    sem_wait(&k.released);
+    assert_int_equal(atab__count(k.x), 2);   /* this thread's spare and B's: no holder */
+
+    for (int i = 0; i < 8; i++) {   /* two queue sweeps of atoms made and released here */
+        char key[16];
+        snprintf(key, sizeof key, "churn-%d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, key)), ATAB_OK);
+    }
+    assert_int_equal(atab_count(t), 1);   /* X: no queue sweep saw it */
+    assert_int_equal(atab__count(k.x), 2);
+
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);   /* the spares back */
+    assert_int_equal(st.atoms, 1);
+    assert_int_equal(st.unused, 1);
+    assert_int_equal(atab_gc(t), 1);
+    assert_int_equal(atab_count(t), 0);
+    assert_null(atab_lookup(t, "kept-by-two", 11));
+
+    sem_post(&k.done);
+    pthread_join(th, NULL);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    sem_destroy(&k.hit);
+    sem_destroy(&k.go);
+    sem_destroy(&k.released);
+    sem_destroy(&k.done);
 }
 #endif
 
@@ -336,6 +415,7 @@ int main(void)
         cmocka_unit_test(keys_of_one_set_each_get_their_own_atom),
 #ifndef ATAB_DEBUG
         cmocka_unit_test(a_set_keeps_the_two_atoms_hit_last),
+        cmocka_unit_test(two_caches_keep_spares_of_an_atom_nobody_holds_until_a_full_sweep),
 #endif
         cmocka_unit_test(spares_taken_in_bulk_leave_with_the_last_holder),
         cmocka_unit_test(a_thread_that_exits_gives_its_spares_back),
