@@ -385,8 +385,14 @@ ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *
 
 /* May a release keep its reference on a as a spare in a's entry, value x?
 ** Only while the count holds more than this thread's spares and the
-** caller's reference: a cache never keeps an atom alive that nobody holds
-** (atab__unref_slow drops the last reference instead). */
+** caller's reference: one cache alone never keeps alive an atom that
+** nobody holds (atab__unref_slow drops the last reference instead).
+** Another cache's spares count here as a holder (the count cannot tell
+** them apart), so two caches may keep spares of an atom nobody holds. It
+** is then on no queue and not in t->unused until an eviction, a thread's
+** exit or a flush gives the spares back; the next full sweep frees it, as
+** it would have once queued (its entries marked it SPARED). Telling the
+** two apart would cost every release a write to the count. */
 static inline int atab__spare_fits(const atab_atom *a, uint64_t x)
 {
     return atab__spares(x) < ATAB__SPARE_MAX && atab__count(a) > atab__spares(x) + 1;
