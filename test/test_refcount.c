@@ -336,6 +336,37 @@ static void a_threshold_of_one_sweeps_each_unused_atom_after_its_release(void **
     atab_table_free(t);
 }
 
+/* A full sweep leaves the unused count at the atoms it left unused, not at
+** those its own flush brought to 0 (the queue's) and then freed: the
+** threshold starts the next full sweep after that many new unused atoms,
+** not at the next one. Here the threshold is 4, and after a full sweep one
+** atom left for a full sweep (an entry marked it SPARED, so its queue sweep
+** only counts it) stays in the table. */
+static void a_full_sweep_counts_none_of_the_atoms_it_freed_as_unused(void **state)
+{
+    (void)state;
+    char key[16];
+    atab_table *t = sweeping_table(NULL, 0, 4);   /* queues of 4 */
+    for (int i = 0; i < 3; i++) {   /* queued: 3 of 4 */
+        snprintf(key, sizeof key, "gone-%d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, key)), ATAB_OK);
+    }
+    assert_int_equal(atab_gc(t), 3);
+    const atab_atom *s = atab_intern_cstr(t, "spared");
+    assert_ptr_equal(atab_intern_cstr(t, "spared"), s);   /* a hit: its entry, SPARED */
+    assert_int_equal(atab_release(t, s), ATAB_OK);
+    assert_int_equal(atab_release(t, s), ATAB_OK);
+    for (int i = 0; i < 3; i++) {   /* the queue fills: its sweep frees these */
+        snprintf(key, sizeof key, "fresh-%d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, key)), ATAB_OK);
+    }
+    assert_int_equal(atab_count(t), 1);   /* "spared", counted unused: 1 of 4 */
+    assert_ptr_equal(atab_lookup(t, "spared", 6), s);
+    assert_int_equal(atab_gc(t), 1);
+    assert_int_equal(atab_count(t), 0);
+    atab_table_free(t);
+}
+
 /* A release of a reference nobody holds is refused (ATAB_EREFS, counted in
 ** misuse) and changes nothing, so the sequence intern, release, release,
 ** intern, gc frees nothing that the second intern's holder holds. */
@@ -770,6 +801,7 @@ int main(void)
         cmocka_unit_test(keys_that_spilled_to_group_b_are_found_after_their_a_empties),
         cmocka_unit_test(crossing_the_threshold_sweeps_by_itself),
         cmocka_unit_test(a_threshold_of_one_sweeps_each_unused_atom_after_its_release),
+        cmocka_unit_test(a_full_sweep_counts_none_of_the_atoms_it_freed_as_unused),
         cmocka_unit_test(a_double_release_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
