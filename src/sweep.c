@@ -165,9 +165,11 @@ static size_t sweep(atab_table *t)
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
     __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);   /* odd: atab_foreach */
-    __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
     /* spares back, queues emptied: every count is what holders hold */
     atab__flush_counts(t, 1, NULL, NULL);
+    /* Every atom at 0 now is this sweep's to free (the flush counted those
+    ** it brought to 0); those that reach 0 from here on count afresh. */
+    __atomic_store_n(&t->unused, 0, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         do {
             got = sweep_shard(t, &t->shards[i], &rt);
