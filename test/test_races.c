@@ -1646,6 +1646,165 @@ static void owner_held_before_its_take_while_a_sweep_and_a_report_flush_it(void 
     assert_int_equal(wa.live, 0);
 }
 
+/* ---- a cache entry left naming a freed atom's address ---- */
+
+/* A thread with a record on a table that makes one call at a time when
+** told, so that a test orders several threads' calls exactly. */
+enum { ACT_INTERN, ACT_RELEASE, ACT_EXIT };
+
+typedef struct actor {
+    worker w;
+    atab_table *t;
+    int op;              /* the call to make */
+    const char *key;     /* ACT_INTERN's */
+    const atab_atom *a;  /* ACT_RELEASE's atom; ACT_INTERN's result */
+    int rc;              /* ACT_RELEASE's */
+    sem_t go, done;
+} actor;
+
+static void *actor_main(void *arg)
+{
+    actor *c = arg;
+    assert_null(atab_lookup(c->t, "actor: absent", 13));   /* makes its record */
+    sem_post(&c->done);
+    for (;;) {
+        while (sem_wait(&c->go) != 0)
+            ;
+        if (c->op == ACT_EXIT)
+            return NULL;
+        if (c->op == ACT_INTERN)
+            c->a = atab_intern_cstr(c->t, c->key);
+        else
+            c->rc = atab_release(c->t, c->a);
+        sem_post(&c->done);
+    }
+}
+
+static void actor_wait(actor *c)
+{
+    struct timespec ts = deadline_in(WAIT_S * 1000L);
+    int rc;
+    while ((rc = sem_timedwait(&c->done, &ts)) != 0 && errno == EINTR)
+        ;
+    if (rc != 0)
+        hang("an actor's call");
+}
+
+/* Starts c on t (a role no pause names) and waits until it has a record. */
+static void actor_start(actor *c, atab_table *t, int role)
+{
+    memset(c, 0, sizeof *c);
+    c->t = t;
+    sem_init(&c->go, 0, 0);
+    sem_init(&c->done, 0, 0);
+    worker_start(&c->w, role, actor_main, c);
+    actor_wait(c);
+}
+
+static const atab_atom *actor_intern(actor *c, const char *key)
+{
+    c->op = ACT_INTERN;
+    c->key = key;
+    sem_post(&c->go);
+    actor_wait(c);
+    return c->a;
+}
+
+static int actor_release(actor *c, const atab_atom *a)
+{
+    c->op = ACT_RELEASE;
+    c->a = a;
+    sem_post(&c->go);
+    actor_wait(c);
+    return c->rc;
+}
+
+/* Ends c's thread: thread exit gives its record back. */
+static void actor_stop(actor *c)
+{
+    c->op = ACT_EXIT;
+    sem_post(&c->go);
+    worker_join(&c->w);
+    sem_destroy(&c->go);
+    sem_destroy(&c->done);
+}
+
+static void *do_gc_only(void *arg)
+{
+    atab_gc(arg);
+    return NULL;
+}
+
+#define STALE_KEY "stale-k"   /* 7 bytes: the short-key path */
+
+/* A full sweep S (atab_gc) flushes T's and U's records, then stops on the
+** main thread's, the oldest ("flush:record"). T and U each intern A
+** (STALE_KEY): their cache entries for A are made after their flush. The
+** main thread releases the three references while S holds its record
+** (straight from the count, unqueued), and S kills and frees A: T's and
+** U's entries still name A's address, with no spares. T's next intern
+** makes A2 in A's block (the first free block of its size class), same
+** key, same hash, so both entries name A2 as well. U's intern and T's
+** release keep spares of A2 in those entries; U then releases A2 once
+** more than it holds. Every cache that keeps spares of an atom marks it
+** (atom.h: SPARED), so U's queue sweep leaves A2 to a full sweep, whose
+** flush takes the spares back; T's next intern finds A2 live (the
+** over-release counted as misuse), the table's atom for the key. */
+static void an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    actor tt, uu;
+    worker s;
+    char fill[16];
+    setup_hooks();
+    atab_table *t = sweeping_table(&al, 7, 4);   /* queues of 4 */
+    assert_non_null(t);
+    const atab_atom *a = atab_intern_cstr(t, STALE_KEY);   /* the main thread's record first */
+    atab__rec *mine = my_rec(t);
+    actor_start(&tt, t, ROLE_A);
+    actor_start(&uu, t, ROLE_C);
+    pause_at *ps = pause_arm("flush:record", ROLE_B, mine);
+    worker_start(&s, ROLE_B, do_gc_only, t);
+    pause_wait(ps);   /* T's and U's records flushed; the main thread's held */
+    assert_ptr_equal(actor_intern(&tt, STALE_KEY), a);
+    assert_ptr_equal(actor_intern(&uu, STALE_KEY), a);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(atab_release(t, a), ATAB_OK);
+    assert_int_equal(atab__count(a), 0);
+    pause_release(ps);
+    worker_join(&s);
+    assert_null(atab_lookup(t, STALE_KEY, 7));   /* A was freed */
+
+    const atab_atom *a2 = actor_intern(&tt, STALE_KEY);
+    assert_ptr_equal(a2, a);   /* A's block again: the entries name A2 */
+    assert_ptr_equal(actor_intern(&uu, STALE_KEY), a2);
+    assert_int_equal(actor_release(&tt, a2), ATAB_OK);   /* a spare in T's entry */
+    assert_int_equal(actor_release(&uu, a2), ATAB_OK);   /* U's last reference */
+    actor_release(&uu, a2);                              /* one too many: queued */
+    for (int i = 0; i < 3; i++) {   /* U's queue full: swept */
+        snprintf(fill, sizeof fill, "filler-%02d", i);
+        assert_int_equal(actor_release(&uu, actor_intern(&uu, fill)), ATAB_OK);
+    }
+    const atab_atom *got = actor_intern(&tt, STALE_KEY);
+    assert_ptr_equal(got, a2);
+    assert_true(atab__count(got) >= 1 && atab__count(got) < ATAB__REF_SAT);   /* not killed */
+    assert_ptr_equal(atab_lookup(t, STALE_KEY, 7), got);   /* still the table's */
+    assert_int_equal(atab_release(t, got), ATAB_OK);
+    assert_int_equal(actor_release(&tt, got), ATAB_OK);
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_int_equal(st.misuse, 1);   /* U's over-release, found in T's entry */
+    actor_stop(&tt);
+    actor_stop(&uu);
+    atab_gc(t);
+    assert_int_equal(atab_count(t), 0);
+    atab_table_free(t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* Points that no pause names, and threads that no pause names, pass
 ** through: a busy table with the hook installed and nothing armed. */
 static void unarmed_points_pass_through(void **state)
@@ -1697,6 +1856,7 @@ int main(void)
         cmocka_unit_test(insert_paused_with_its_atom_made_while_another_key_takes_its_room),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
+        cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
