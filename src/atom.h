@@ -8,11 +8,12 @@
 **                    that threads' caches hold (thread.h), so a count of 0
 **                    means unused
 **   bit 28, SPARED   a thread's cache has kept a spare reference of it
-**                    (set once, by the release that kept it; never
-**                    cleared): a queue sweep leaves such an atom at 0 to a
-**                    full sweep, whose flush takes every spare back first,
-**                    so no cache is left with spares of a freed atom even
-**                    when an over-release took them off the count
+**                    (set once, by whatever gave an entry the spare:
+**                    thread.h; never cleared): a queue sweep leaves such
+**                    an atom at 0 to a full sweep, whose flush takes every
+**                    spare back first, so no cache is left with spares of
+**                    a freed atom even when an over-release took them off
+**                    the count
 **   bit 29, QUEUED   the atom is on one thread's queue of atoms it left
 **                    unused (thread.h); only that thread takes it off
 **   REF_SAT and up   saturated: never changes again, never freed

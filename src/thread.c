@@ -446,10 +446,10 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 
 /* The entry of hash h for a, taken over from the atom that had it (whose
 ** spares go back to its count). A dynamic atom is marked SPARED (atom.h),
-** here or, with `marked`, by the caller's CAS that took its reference: its
-** entry may hold spares from now on, so a queue sweep leaves it to a full
-** sweep, whose flush empties the entry first (the caller holds a
-** reference on it). */
+** here or, with `marked`, by the caller (the CAS that took its reference,
+** or atab__count_mark_spared): its entry may hold spares from now on, so a
+** queue sweep leaves it to a full sweep, whose flush empties the entry
+** first (the caller holds a reference on it). */
 ATAB__INLINE uint64_t *make_entry(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h,
                               int marked)
 {
@@ -499,9 +499,10 @@ int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
         return 0;
     }
     /* Its next hit with no spare: the caller's reference and spares for the
-    ** hits after it, in one CAS (a saturated count takes none: the spares
-    ** are then only a way to find it). */
-    if (atab__count_take(a, ATAB__SPARE_TAKE) != 0)
+    ** hits after it, in one CAS that marks it (the entry may have been made
+    ** for an atom freed since: thread.h) (a saturated count takes none: the
+    ** spares are then only a way to find it). */
+    if (atab__count_take_mark(a, ATAB__SPARE_TAKE, ATAB__REF_SPARED) != 0)
         return -1;
     *e += (ATAB__SPARE_TAKE - 1) * ATAB__ENT_ONE;
     return 0;
@@ -519,8 +520,10 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
     if (c > own + 1) {   /* others hold it too */
         if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, h, atab__count_drop(a, 1, own, queue_room(r)));
+        atab__count_mark_spared(a);   /* an entry found may have been made for
+                                         an atom freed since (thread.h) */
         if (!e)
-            e = make_entry(t, r, a, h, 0);   /* marks it SPARED */
+            e = make_entry(t, r, a, h, 1);
         *e += ATAB__ENT_ONE;   /* the count holds it: kept as a spare */
         return ATAB_OK;
     }

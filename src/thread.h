@@ -99,12 +99,22 @@
 ** for its atom), and at 0 (it drops all it can see): that thread's next
 ** take of a spare checks for a count at 0 (atab__counted: the atom's
 ** header, which the key compare has just read), and a queue sweep never
-** kills an atom a cache has kept spares of (atom.h: SPARED, set by
-** whatever gives an entry spares), which waits for a full sweep, whose
-** flush gives every entry's spares back first (refused there, and
-** counted, when the count is short): no entry with spares ever names a
-** freed atom. ATAB_CHECKED_REFS tables keep no spares of dynamic atoms (no
-** entry is made for one). */
+** kills an atom a cache has kept spares of (atom.h: SPARED), which waits
+** for a full sweep, whose flush gives every entry's spares back first
+** (refused there, and counted, when the count is short): no entry with
+** spares ever names a freed atom.
+**
+** An entry without spares may outlive its atom: a full sweep flushes each
+** record before it kills, and in between the record's thread may make an
+** entry for an atom whose last reference another thread then drops. A new
+** atom made later at that address (same set, so most often the same key)
+** is then named by an entry that was not made for it, and never marked.
+** So SPARED is set by whatever gives an entry spares, not by the entry's
+** making alone: make_entry, the refill of an entry with none
+** (atab__ref_slow's CAS), and a release's spare (atab__spare_fits keeps
+** one only in an entry of a marked atom; atab__unref_slow marks it).
+** ATAB_CHECKED_REFS tables keep no spares of dynamic atoms (no entry is
+** made for one). */
 #define ATAB__ENT_ONE (UINT64_C(1) << 48)   /* one spare */
 #define ATAB__ENT_ADDR UINT64_C(0x0000fffffffffffc)
 #define ATAB__ENT_STATIC 1u
@@ -392,10 +402,16 @@ ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *
 ** is then on no queue and not in t->unused until an eviction, a thread's
 ** exit or a flush gives the spares back; the next full sweep frees it, as
 ** it would have once queued (its entries marked it SPARED). Telling the
-** two apart would cost every release a write to the count. */
+** two apart would cost every release a write to the count. And only while
+** a is marked SPARED, which the entry's name alone does not promise (an
+** entry may outlive its atom: above): atab__unref_slow marks it. SPARED is
+** the bit above the count's, so one compare tests both; a saturated count
+** (REF_PINNED, whose masked bits are 0) goes the slow way too. */
 static inline int atab__spare_fits(const atab_atom *a, uint64_t x)
 {
-    return atab__spares(x) < ATAB__SPARE_MAX && atab__count(a) > atab__spares(x) + 1;
+    uint32_t c = __atomic_load_n(atab__count_word(a), __ATOMIC_ACQUIRE) &
+                 (ATAB__REF_SPARED | ATAB__REF_COUNT);
+    return atab__spares(x) < ATAB__SPARE_MAX && c > ATAB__REF_SPARED + atab__spares(x) + 1;
 }
 
 /* atab__unref's common case: keeps the reference on dynamic atom a of hash
