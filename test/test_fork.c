@@ -449,6 +449,86 @@ static void a_child_forked_while_a_thread_queues_an_atom_frees_it(void **state)
     atab_table_free(c.t);
 }
 
+/* ---- forks while a thread has its queue away for a sweep ---- */
+
+#define AWAY_LONG_LEN 300   /* past the chunks' largest block: an allocation of its own */
+
+typedef struct away_case {
+    atab_table *t;
+    watch_alloc wa;     /* the table's allocator */
+    atab_allocator al;
+    char long_key[AWAY_LONG_LEN + 1];
+    int forked;         /* fork() returned in the parent (atomic) */
+    int child_rc;
+} away_case;
+
+/* Leaves two atoms unused, a short one and one of its own allocation: the
+** second fills this thread's queue of 2, and the thread takes it away to
+** sweep it (held at queue:free, both atoms killed and unlinked). */
+static void *do_fill_the_queue(void *arg)
+{
+    away_case *c = arg;
+    atab_release(c->t, atab_intern_cstr(c->t, "away-short"));
+    atab_release(c->t, atab_intern_cstr(c->t, c->long_key));
+    return NULL;
+}
+
+/* The child sweeps (its atoms were W's, unused), finds the table empty,
+** frees it, and checks that every block of its allocator came back. */
+static void *do_fork_away(void *arg)
+{
+    away_case *c = arg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        atab_gc(c->t);
+        int rc = atab_count(c->t) != 0 ? 31 : 0;
+        atab_table_free(c->t);
+        if (c->wa.live != 0)
+            fprintf(stderr, "child: %ld blocks never came back\n", c->wa.live);
+        _exit(rc ? rc : c->wa.live != 0 ? 30 : 0);
+    }
+    __atomic_store_n(&c->forked, 1, __ATOMIC_RELEASE);
+    c->child_rc = pid < 0 ? -3 : wait_child(pid);
+    return NULL;
+}
+
+/* A thread W took its queue away to sweep it and stops after its kills,
+** before its grace period (queue:free), its two atoms unlinked and the
+** queue's block in its hands alone. A fork from another thread F waits
+** until W gives the queue back, so that the child, where W is not, has no
+** queue away: it frees the table with every block back to the allocator. */
+static void a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_nothing(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records, no queues in debug builds */
+#endif
+    away_case c;
+    worker w, f;
+    memset(&c, 0, sizeof c);
+    pauses_reset();
+    memset(c.long_key, 'q', AWAY_LONG_LEN);
+    c.al = wa_allocator(&c.wa);
+    assert_non_null(c.t = sweeping_table(&c.al, 7, 2));   /* queues of 2 */
+    pause_at *pw = pause_arm("queue:free", ROLE_A, NULL);
+    worker_start(&w, ROLE_A, do_fill_the_queue, &c);
+    pause_wait(pw);
+    assert_null(atab_lookup(c.t, "away-short", 10));   /* unlinked */
+    worker_start(&f, ROLE_C, do_fork_away, &c);
+    for (int ms = 0; ms < QUIET_MS && !__atomic_load_n(&c.forked, __ATOMIC_ACQUIRE); ms++)
+        usleep(1000);
+    int waited = !__atomic_load_n(&c.forked, __ATOMIC_ACQUIRE);
+    pause_release(pw);
+    worker_join(&w);
+    worker_join(&f);
+    assert_int_equal(c.child_rc, 0);   /* 30: blocks the child never got back */
+    assert_true(waited);               /* fork() returned only after W's queue came back */
+    assert_int_equal(atab_gc(c.t), 0);
+    assert_int_equal(atab_count(c.t), 0);
+    atab_table_free(c.t);
+    assert_int_equal(c.wa.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +537,7 @@ int main(void)
         cmocka_unit_test(a_fork_waits_for_a_sweep_in_progress_and_the_child_sweeps),
         cmocka_unit_test(a_child_counts_exactly_the_references_a_parent_thread_held),
         cmocka_unit_test(a_child_forked_while_a_thread_queues_an_atom_frees_it),
+        cmocka_unit_test(a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_nothing),
     };
     pthread_atfork(NULL, NULL, child_begins);   /* before any table registers its own */
     return cmocka_run_group_tests(tests, NULL, NULL);
