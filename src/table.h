@@ -363,6 +363,8 @@ struct atab_table {
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */
     atab_table *next_table;     /* the live tables (thread.c, for fork) */
+    uint32_t forking;           /* a fork is under way: no queue goes away for a
+                                   sweep (atomic; thread.c, "fork") */
 };
 
 /* The table object's allocation: room to align it to a cache line. */

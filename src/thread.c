@@ -234,11 +234,28 @@ static void unqueue_all(atab_table *t, atab__rec *r)
     r->pending = NULL;
 }
 
+/* Marks r's queue away, unless a fork is under way: 0 then. Against
+** fork_prepare's store of t->forking and its loads of r->away, each side
+** stores, fences and then loads, so at least one sees the other's store:
+** the fork waits for the queue, or the queue stays home. */
+static int away_begin(atab__rec *r)
+{
+    __atomic_exchange_n(&r->away, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&r->t->forking, __ATOMIC_SEQ_CST))
+        return 1;
+    __atomic_store_n(&r->away, 0, __ATOMIC_RELEASE);
+    return 0;
+}
+
 const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
 {
     const atab_atom **q = NULL;
     ATAB__PAUSE("queue:take", r);
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
+    if (!away_begin(r)) {
+        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* after the fork */
+        return NULL;
+    }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* later */
@@ -248,6 +265,8 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
         __atomic_store_n(&r->queue, NULL, __ATOMIC_RELAXED);
     }
     atab__leave(r);
+    if (!q)
+        __atomic_store_n(&r->away, 0, __ATOMIC_RELEASE);   /* nothing went away */
     return q;
 }
 
@@ -315,7 +334,8 @@ static void serve_pend(atab_table *t, const atab_atom **q)
 
 /* A block that finds a flusher holding r is freed at once, with the blocks
 ** it keeps, rather than parked where no flush, sweep or report would see
-** it: the next atom r queues asks for a new one. */
+** it: the next atom r queues asks for a new one. r->away is cleared once
+** the block is r's again or freed: a fork may go on from then. */
 void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
 {
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
@@ -339,6 +359,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
             free_block_of_queue(t, q);
         }
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* a queue later */
+        __atomic_store_n(&r->away, 0, __ATOMIC_RELEASE);
         return;
     }
     if (q) {
@@ -355,6 +376,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
     }
     r->pending = NULL;
     atab__leave(r);
+    __atomic_store_n(&r->away, 0, __ATOMIC_RELEASE);
 }
 
 void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, size_t n,
@@ -801,7 +823,32 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** table sweep_lock, reg_lock, the shards' locks, retired_lock,
 ** chunk_lock (no path takes them in another order). The child gives the
 ** chunk locks back while it gives records back (freeing their kept blocks
-** takes them), and takes them again for fork_parent. */
+** takes them), and takes them again for fork_parent.
+**
+** Before the locks, g_lock held, it waits for every queue away for a
+** sweep to come back (thread.h: r->away), and keeps the others home
+** (t->forking) till the fork is done: a sweep's block, and what it
+** unlinked and has yet to free, are in its thread's hands alone, which the
+** child would not have. A sweep with its queue away takes none of the
+** locks held meanwhile (g_lock), and takes reg_lock only for a while, as
+** the wait does (it waits for sections, which wait for nothing). */
+
+/* Waits until no record of t has its queue away; t->forking is set, so
+** none goes away again (g_lock is held). */
+static void wait_queues_home(atab_table *t)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int away = 0;
+        pthread_mutex_lock(&t->reg_lock);
+        for (const atab__rec *r = t->recs; r && !away; r = r->next)
+            away = __atomic_load_n(&r->away, __ATOMIC_SEQ_CST) != 0;
+        pthread_mutex_unlock(&t->reg_lock);
+        if (!away)
+            return;
+        relax(&spins);
+    }
+}
 
 static void fork_lock(int lock)
 {
@@ -820,6 +867,7 @@ static void fork_lock(int lock)
                 atab__shard_drop(&t->shards[i]);
             pthread_mutex_unlock(&t->reg_lock);
             pthread_mutex_unlock(&t->sweep_lock);
+            __atomic_store_n(&t->forking, 0, __ATOMIC_RELEASE);   /* queues may go away */
         }
     }
 }
@@ -827,6 +875,10 @@ static void fork_lock(int lock)
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&g_lock);
+    for (atab_table *t = g_tables; t; t = t->next_table)
+        __atomic_store_n(&t->forking, 1, __ATOMIC_SEQ_CST);
+    for (atab_table *t = g_tables; t; t = t->next_table)
+        wait_queues_home(t);
     fork_lock(1);
 }
 
@@ -877,8 +929,9 @@ static void fork_child(void)
             *p = r->next;   /* its thread is not in this process */
             give_back_rec(t, r);
         }
-        /* atoms a vanished thread had taken off its queue to sweep are
-        ** still marked queued: the scan frees them for a full sweep */
+        /* atoms a vanished thread marked queued but had not counted on
+        ** its queue yet (atab__queue_push) are still marked queued: the
+        ** scan frees them for a full sweep */
         __atomic_add_fetch(&t->unused, unqueue_scan(t), __ATOMIC_RELAXED);
         pthread_mutex_lock(&t->chunk_lock);
     }
