@@ -408,6 +408,60 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
     assert_false(c.size_mismatch);
 }
 
+/* A thread's queue sweep of 256 10-byte atoms, at a memory limit: their
+** blocks kept for its next new atoms, then an atom of `len` bytes (made
+** alone, past the chunks' blocks). The table's bytes after the sweep (*swept)
+** and after the long atom (*made; 0 when it was refused). */
+static void sweep_then_long_atom(size_t limit, size_t len, size_t *swept, size_t *made)
+{
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 7);
+    o.memory_limit = limit;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    char buf[64], *big = malloc(len);
+    assert_non_null(big);
+    memset(big, 'L', len);
+    for (int i = 0; i < 256; i++) {   /* a queue's worth, swept: blocks kept */
+        snprintf(buf, sizeof buf, "dead-%05d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    }
+    atab_stats st;
+    atab_get_stats(t, &st);
+    *swept = st.bytes;
+    const atab_atom *a = atab_intern(t, big, len);
+    atab_get_stats(t, &st);
+    *made = a ? st.bytes : 0;
+    if (a)
+        atab_release(t, a);
+    free(big);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+/* The chunks a thread's kept blocks empty when they are given back for an
+** allocation the memory limit refused go back to the allocator
+** (thread.h: atab__recycled_free), so an atom made alone that fits once
+** they are gone is made. The kept blocks fill two chunks (1 KB and 2 KB)
+** and part of a third, the thread's current one; the limit leaves the long
+** atom one byte short of room while those two chunks are held. */
+static void kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, nothing recycled */
+#endif
+    size_t swept, made, again, refused;
+    sweep_then_long_atom((size_t)1 << 30, 2000, &swept, &made);
+    assert_true(made > swept);
+    size_t need = made - swept;   /* the atom, and whatever its insert grew */
+    sweep_then_long_atom(swept + need - 1, 2000, &again, &refused);
+    assert_int_equal(again, swept);   /* the same table up to the long atom */
+    assert_int_not_equal(refused, 0);
+}
+
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
 ** and a saturated atom is never freed. */
 static void reference_counts_saturate_and_never_wrap(void **state)
@@ -565,6 +619,7 @@ int main(void)
         cmocka_unit_test(an_intern_refused_its_first_chunk_leaves_the_bytes_as_they_were),
         cmocka_unit_test(a_refused_first_intern_keeps_at_most_its_chunk_at_every_limit),
         cmocka_unit_test(kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
+        cmocka_unit_test(kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
