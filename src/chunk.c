@@ -247,6 +247,17 @@ void atab__chunk_retire(atab_table *t, atab__bump *b)
     pthread_mutex_unlock(&t->chunk_lock);
 }
 
+int atab__chunks_purge(atab_table *t)
+{
+    pthread_mutex_lock(&t->chunk_lock);
+    uint32_t had = t->n_chunks;
+    if (t->n_empty)
+        purge(t);
+    int freed = t->n_chunks < had;
+    pthread_mutex_unlock(&t->chunk_lock);
+    return freed;
+}
+
 /* The table's own bump is retired too: threads without a record (debug
 ** builds, a record that could not be had) carve from it, and its chunk
 ** should come back once they are done with it, as a record's does when its

@@ -31,8 +31,9 @@
 ** carved from it, when the bump retires it), so carving writes nothing
 ** shared. A chunk whose count reaches 0 is freed by the next purge, which
 ** takes its blocks off the free lists first: once an eighth of the chunks
-** (4 at least) emptied, at every full sweep (atab_gc), and before a chunk
-** allocation that failed is tried again. Free blocks in chunks that hold
+** (4 at least) emptied, at every full sweep (atab_gc), and before an
+** allocation that failed is tried again (a chunk's; one of a record's
+** thread: thread.h, atab__recycled_free). Free blocks in chunks that hold
 ** atoms are reused only by atoms of their size class (the report's
 ** explicit/atoms/dynamic/free counts them, with the chunks' headers and
 ** uncarved tails).
@@ -183,6 +184,9 @@ ATAB__HIDDEN void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const
 /* Gives the blocks of lists[0..ATAB__CHUNK_CLASSES) (by size class, linked
 ** through their first word) back, and empties the lists. */
 ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
+/* Frees the chunks left empty, however few (an allocation was refused:
+** they count against the memory limit). Non-zero when it freed any. */
+ATAB__HIDDEN int atab__chunks_purge(atab_table *t);
 /* Retires the table's own current chunk and frees the chunks left empty
 ** (a full sweep's last step). */
 ATAB__HIDDEN void atab__chunks_gc(atab_table *t);

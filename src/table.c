@@ -404,8 +404,8 @@ static atab_atom *carve_block(atab_table *t, atab__rec *r, size_t len)
 
 /* A new atom for key k (count 1), or NULL (error set): carved (carve_block)
 ** or, past ATAB__CHUNK_MAX_BLOCK, an allocation of its own. When that
-** allocation fails while this thread keeps blocks, they go back first and
-** it is tried again. */
+** allocation fails while this thread keeps blocks or chunks lie empty,
+** they go back first and it is tried again. */
 static atab_atom *new_atom(atab_table *t, const atab__key *k)
 {
     size_t *acct = atab__acct(t);

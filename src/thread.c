@@ -413,7 +413,8 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
             pend_onto(t, p, lists);   /* and the atoms served */
     }
     atab__leave(r);
-    return free_blocks(t, lists) != 0;
+    int gave = free_blocks(t, lists) != 0;
+    return atab__chunks_purge(t) || gave;   /* the chunks they and others left empty */
 }
 
 /* Empties r's queue and takes its block away (the caller holds r, and

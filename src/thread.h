@@ -601,10 +601,11 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
 ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms,
                                 size_t n, int pend);
 
-/* Gives the blocks r keeps for new atoms back to their chunks (when an
-** allocation failed: a chunk they empty goes back to the allocator), with
-** the atoms waiting in its queue that a grace period has served.
-** Non-zero when there were any. Its owner's, outside sections. */
+/* When an allocation failed: gives the blocks r keeps for new atoms back
+** to their chunks, with the atoms waiting in its queue that a grace period
+** has served, then frees every chunk left empty (by them, or before: a
+** thread's exit, sweeps). Non-zero when it gave back a block or freed a
+** chunk. Its owner's, outside sections. */
 ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 
 /* Drops one reference on the count, for a thread outside any section.
