@@ -824,6 +824,62 @@ static void exit_and_flush_both_paused_in_every_order(void **state)
             exit_schedule(1, 1, f_first, e_goes_first);
 }
 
+/* A thread that made a long atom (its bytes on its record's count: no
+** memory limit) and left a queue sweep's atoms waiting for a grace period,
+** then exits. */
+typedef struct bytes_exit_case {
+    atab_table *t;
+    const atab_atom *big;   /* its reference goes with the thread */
+} bytes_exit_case;
+
+static void *do_long_atom_churn_and_exit(void *arg)
+{
+    bytes_exit_case *c = arg;
+    char key[300];
+    memset(key, 'b', sizeof key);
+    c->big = atab_intern(c->t, key, sizeof key);   /* made alone: 309 bytes */
+    for (int i = 0; i < 4; i++) {   /* its queue fills: swept, left waiting */
+        snprintf(key, sizeof key, "churn-%d", i);
+        atab_release(c->t, atab_intern_cstr(c->t, key));
+    }
+    return NULL;
+}
+
+/* atab_get_stats is exact while a thread exits: the thread's record, off
+** the table's list while its exit waits for a grace period (its queue's
+** waiting atoms; the point "gp:served"), still counts the bytes of the
+** long atom its thread made, which the table holds. */
+static void stats_count_an_exiting_threads_bytes_while_its_exit_waits(void **state)
+{
+    (void)state;
+    need_sections();
+    counting_alloc ca = {0};
+    atab_allocator al = ca_allocator(&ca);
+    bytes_exit_case c;
+    worker e;
+    setup_hooks();
+    c.t = sweeping_table(&al, 7, 4);   /* queues of 4 */
+    assert_null(atab_lookup(c.t, "x", 1));   /* a record here: E is not alone */
+    pause_at *pe = pause_arm("gp:served", ROLE_A, c.t);
+    worker_start(&e, ROLE_A, do_long_atom_churn_and_exit, &c);
+    pause_wait(pe);   /* in E's exit: its record unlinked, not yet given back */
+    worker_returned(&e);
+    assert_non_null(c.big);
+    atab_stats st, during;
+    assert_int_equal(atab_get_stats(c.t, &during), ATAB_OK);
+    size_t had = ca.bytes;   /* E's record and queue among them */
+    pause_release(pe);
+    worker_join(&e);
+    assert_int_equal(during.atoms, 1);
+    assert_int_equal(during.bytes, had);
+    assert_int_equal(atab_get_stats(c.t, &st), ATAB_OK);
+    assert_int_equal(st.bytes, ca.bytes);
+    assert_int_equal(atab_release(c.t, c.big), ATAB_OK);   /* E's reference */
+    assert_int_equal(atab_gc(c.t), 1);
+    atab_table_free(c.t);
+    assert_int_equal(ca.live, 0);
+}
+
 /* ---- grow vs read ---- */
 
 #define READ_KEY "grow-reader-looks-for-this-long-key"
@@ -1844,6 +1900,7 @@ int main(void)
         cmocka_unit_test(exiting_thread_paused_with_its_record_while_a_sweep_flushes_it),
         cmocka_unit_test(flush_paused_on_a_record_while_its_thread_exits),
         cmocka_unit_test(exit_and_flush_both_paused_in_every_order),
+        cmocka_unit_test(stats_count_an_exiting_threads_bytes_while_its_exit_waits),
         cmocka_unit_test(reader_paused_on_the_old_array_while_the_shard_grows),
         cmocka_unit_test(reader_paused_on_the_old_array_leaves_before_the_grace_period),
         cmocka_unit_test(reader_after_the_grow_reads_the_new_array),
