@@ -575,16 +575,28 @@ static void fold_zeros(atab_table *t, atab__rec *r)
     }
 }
 
-/* Moves a record that is going away's counts into the table's: bytes,
-** misuse, and the zeros it gathered (its queue's atoms, emptied last). */
-static void fold_counts(atab_table *t, atab__rec *r)
+/* Moves the bytes and misuse counts of a record that is going away into
+** the table's. The caller holds reg_lock while it takes r off the table's
+** list (or is alone: fork's child), so that atab__bytes and atab__misuse,
+** which sum the table's and the listed records' under that lock, count
+** them once, never while r is off the list and not yet folded. */
+static void fold_sums(atab_table *t, atab__rec *r)
 {
     __atomic_add_fetch(&t->bytes, __atomic_load_n(&r->bytes, __ATOMIC_RELAXED),
                        __ATOMIC_RELAXED);
     __atomic_add_fetch(&t->misuse, __atomic_load_n(&r->misuse, __ATOMIC_RELAXED),
                        __ATOMIC_RELAXED);
+    __atomic_store_n(&r->bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->misuse, 0, __ATOMIC_RELAXED);
+}
+
+/* Moves a record that is going away's counts into the table's: bytes and
+** misuse (0 when unlink_rec folded them), and the zeros it gathered (its
+** queue's atoms, emptied last). */
+static void fold_counts(atab_table *t, atab__rec *r)
+{
+    fold_sums(t, r);
     fold_zeros(t, r);
-    r->bytes = r->misuse = 0;
 }
 
 /* Gives back every entry of a record whose cache the caller owns. */
@@ -649,10 +661,12 @@ void atab__flush_counts(atab_table *t, int unqueue,
     pthread_mutex_unlock(&t->reg_lock);
 }
 
+/* The table's count and its listed records', read under reg_lock (a
+** record going away is folded into the table's as it leaves the list). */
 size_t atab__bytes(atab_table *t)
 {
-    size_t n = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
     pthread_mutex_lock(&t->reg_lock);
+    size_t n = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);
     for (atab__rec *r = t->recs; r; r = r->next)
         n += __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&t->reg_lock);
@@ -661,8 +675,8 @@ size_t atab__bytes(atab_table *t)
 
 size_t atab__misuse(atab_table *t)
 {
-    size_t n = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
     pthread_mutex_lock(&t->reg_lock);
+    size_t n = __atomic_load_n(&t->misuse, __ATOMIC_RELAXED);
     for (atab__rec *r = t->recs; r; r = r->next)
         n += __atomic_load_n(&r->misuse, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&t->reg_lock);
@@ -699,7 +713,9 @@ static void give_back_rec(atab_table *t, atab__rec *r)
     atab__free(t, r->raw, REC_ALLOC);
 }
 
-/* Unlinks r from its thread's list and its table's; g_lock is held. */
+/* Unlinks r from its thread's list and its table's, its bytes and misuse
+** counts folded into the table's in the same step (fold_sums); g_lock is
+** held. */
 static void unlink_rec(atab__rec *r)
 {
     atab_table *t = r->t;
@@ -713,6 +729,7 @@ static void unlink_rec(atab__rec *r)
             break;
         }
     }
+    fold_sums(t, r);
     pthread_mutex_unlock(&t->reg_lock);
 }
 

@@ -148,7 +148,9 @@ typedef struct atab__rec {
     const atab_atom *pending; /* the one atom queued while the queue is away */
     uint64_t pending_h;       /* its hash */
     size_t bytes;             /* atoms' bytes this thread allocated less freed, mod 2^64
-                                 (only its thread writes it; atomic loads and stores) */
+                                 (only its thread writes it, and the step that takes
+                                 the record off the table's list, which folds it into
+                                 t->bytes; atomic loads and stores) */
     size_t misuse;            /* over-releases its hits found (as `bytes`) */
     atab_table *t;
     /* The atom this thread's insert of a short key made last (table.h:
