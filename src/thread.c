@@ -182,8 +182,9 @@ static void misuse_found(atab_table *t)
 }
 
 /* Applies what atab__count_drop returned for atom a of hash h (QUEUE only
-** where queue_room said yes); the caller's status. */
-ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h, int what)
+** where queue_room said yes): ATAB_EREFS for an over-release (counted),
+** else ATAB_OK. The last error is the caller's to set. */
+ATAB__INLINE int apply_drop(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h, int what)
 {
     if (what == ATAB__DROP_QUEUE) {
         if (r->queue) {
@@ -197,10 +198,18 @@ ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64
         count_zero(t, r);
     } else if (what == ATAB__DROP_MISUSE) {
         misuse_found(t);
-        atab__set_error(ATAB_EREFS);
         return ATAB_EREFS;
     }
     return ATAB_OK;
+}
+
+/* apply_drop for a release: its status, and its error set. */
+ATAB__INLINE int dropped(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h, int what)
+{
+    int rc = apply_drop(t, r, a, h, what);
+    if (ATAB__UNLIKELY(rc != ATAB_OK))
+        atab__set_error(rc);
+    return rc;
 }
 
 int atab__unref_direct(atab_table *t, const atab_atom *a)
@@ -462,8 +471,9 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
     if (owes_spares(x)) {
         const atab_atom *a = atab__ent_atom(x);
         int what = atab__count_drop(a, n, 0, queue_room(r));
-        if (what != ATAB__DROP_UNUSED || !(x & ATAB__ENT_ZERO))
-            dropped(t, r, a, what == ATAB__DROP_QUEUE ? atab__atom_hash(t, a) : 0, what);
+        if (what != ATAB__DROP_UNUSED || !(x & ATAB__ENT_ZERO))   /* a misuse is only counted:
+                                                                    no caller of ours erred */
+            apply_drop(t, r, a, what == ATAB__DROP_QUEUE ? atab__atom_hash(t, a) : 0, what);
     }
 }
 
