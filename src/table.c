@@ -384,6 +384,24 @@ ATAB__INLINE int insert(atab_table *t, atab__shard *sh, uint64_t s, uint64_t h,
 
 /* ---- finding and inserting under the shard's lock ---- */
 
+/* After a growth dropped its shard's lock: the array it replaced, which
+** readers may be on, is freed at once when this thread is alone on t, else
+** kept on the retired list, else freed after a grace period of its own.
+** Till then it is in this thread's hands alone, counted in
+** t->growths_freeing (from under the shard's lock), which a fork waits to
+** see at 0 (thread.c, "fork"); nothing here takes g_lock. */
+static void retire_replaced(atab_table *t, uint64_t retired)
+{
+    ATAB__PAUSE("grow:retire", t);
+    if (atab__alone(t)) {
+        atab__free_arr(t, retired);   /* no reader but this thread */
+    } else if (!atab__retire_array(t, retired)) {
+        ATAB__PAUSE("grow:free", t);
+        free_after_grace(t, retired);
+    }
+    __atomic_sub_fetch(&t->growths_freeing, 1, __ATOMIC_RELEASE);
+}
+
 /* A carved block for a new atom of len bytes: one this thread kept from its
 ** sweep, else one from its current chunk (chunk.h); NULL (error set) when
 ** no chunk can be had, even after this thread's kept blocks went back to
@@ -479,18 +497,13 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     } else {
         atab__set_error(ATAB_OK);   /* absent is no error: clear a stale one */
     }
+    if (retired)   /* counted under the lock: a fork that holds it sees the count */
+        __atomic_add_fetch(&t->growths_freeing, 1, __ATOMIC_RELAXED);
     atab__shard_drop(sh);
     if (made)   /* not needed: the key was there, or is a static atom's */
         atab__atom_free(t, atab__acct(t), made);
-    if (retired) {   /* readers may be on the old array: free it after a grace period */
-        ATAB__PAUSE("grow:retire", t);
-        if (atab__alone(t)) {
-            atab__free_arr(t, retired);   /* no reader but this thread */
-        } else if (!atab__retire_array(t, retired)) {
-            ATAB__PAUSE("grow:free", t);
-            free_after_grace(t, retired);
-        }
-    }
+    if (retired)
+        retire_replaced(t, retired);
     return a;
 }
 

@@ -365,6 +365,10 @@ struct atab_table {
     atab_table *next_table;     /* the live tables (thread.c, for fork) */
     uint32_t forking;           /* a fork is under way: no queue goes away for a
                                    sweep (atomic; thread.c, "fork") */
+    uint32_t growths_freeing;   /* growths that dropped their shard's lock and
+                                   have yet to retire or free the array they
+                                   replaced (atomic; table.c): a fork waits
+                                   for none (thread.c, "fork") */
 };
 
 /* The table object's allocation: room to align it to a cache line. */

@@ -859,7 +859,22 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** unlinked and has yet to free, are in its thread's hands alone, which the
 ** child would not have. A sweep with its queue away takes none of the
 ** locks held meanwhile (g_lock), and takes reg_lock only for a while, as
-** the wait does (it waits for sections, which wait for nothing). */
+** the wait does (it waits for sections, which wait for nothing).
+**
+** A growth that replaced a shard's array holds the old one alone from its
+** shard's lock until it is freed or on the retired list (table.c:
+** retire_replaced), counted in t->growths_freeing from under that lock.
+** Such an end takes reg_lock, retired_lock and chunk_lock, so the fork
+** waits, g_lock alone held, for every count to be 0, takes the locks, and
+** with them held reads the counts again, exact now: one that grew
+** meanwhile has the locks given back and is waited for in turn.
+**
+** Not waited for: a short key's insert between the atom it made from its
+** thread's chunk and the shard's lock (intern.c: insert_block). A child
+** forked then has that block counted live in its chunk with no atom in
+** it, so that chunk is freed only with the table (atab_table_free frees
+** chunks whole). Marking those inserts as the queue sweeps are marked
+** cost 9 instructions a transient atom (callgrind). */
 
 /* Waits until no record of t has its queue away; t->forking is set, so
 ** none goes away again (g_lock is held). */
@@ -895,24 +910,44 @@ static void fork_lock(int lock)
                 atab__shard_drop(&t->shards[i]);
             pthread_mutex_unlock(&t->reg_lock);
             pthread_mutex_unlock(&t->sweep_lock);
-            __atomic_store_n(&t->forking, 0, __ATOMIC_RELEASE);   /* queues may go away */
         }
     }
 }
 
+/* Does a growth of some table hold the array it replaced (table.c:
+** retire_replaced)? Exact with every lock held (each was counted under
+** its shard's lock); else a hint. */
+static int growths_freeing(void)
+{
+    for (atab_table *t = g_tables; t; t = t->next_table)
+        if (__atomic_load_n(&t->growths_freeing, __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
+}
+
 static void fork_prepare(void)
 {
+    unsigned spins = 0;
     pthread_mutex_lock(&g_lock);
     for (atab_table *t = g_tables; t; t = t->next_table)
         __atomic_store_n(&t->forking, 1, __ATOMIC_SEQ_CST);
     for (atab_table *t = g_tables; t; t = t->next_table)
         wait_queues_home(t);
-    fork_lock(1);
+    for (;;) {
+        while (growths_freeing())
+            relax(&spins);
+        fork_lock(1);
+        if (!growths_freeing())
+            return;
+        fork_lock(0);   /* one grew since: its end takes these locks */
+    }
 }
 
 static void fork_parent(void)
 {
     fork_lock(0);
+    for (atab_table *t = g_tables; t; t = t->next_table)
+        __atomic_store_n(&t->forking, 0, __ATOMIC_RELEASE);   /* queues may go away */
     pthread_mutex_unlock(&g_lock);
 }
 
