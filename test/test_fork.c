@@ -529,7 +529,7 @@ static void a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_noth
     assert_int_equal(c.wa.live, 0);
 }
 
-/* ---- forks while a thread holds a block or an array outside the locks ---- */
+/* ---- forks while a thread holds an array outside the locks ---- */
 
 typedef struct held_mem_case {
     atab_table *t;
@@ -539,67 +539,25 @@ typedef struct held_mem_case {
     int child_rc;
 } held_mem_case;
 
-/* Counts the carved atoms of a table in chunk ud->c. */
-typedef struct chunk_atoms {
-    const atab__chunk *c;
-    uint32_t n;
-} chunk_atoms;
-
-static void count_in_chunk(void *ud, const atab_atom *a)
+/* Forks; the child frees the table and checks that every block of its
+** allocator came back. */
+static void *do_fork_counting_blocks(void *arg)
 {
-    chunk_atoms *k = ud;
-    const char *p = (const char *)a, *c = (const char *)k->c;
-    if (!atab_is_static(a) && p > c && p < c + k->c->size)
-        k->n++;
-}
-
-/* 0 when every chunk of t counts as live exactly the table's atoms in it
-** (no bump is current: the child carved nothing), else the first chunk's
-** index + 1. */
-static int chunks_count_their_atoms(atab_table *t)
-{
-    for (uint32_t i = 0; i < t->n_chunks; i++) {
-        chunk_atoms k = {(const atab__chunk *)t->chunks[i], 0};
-        atab__table_visit_shards(t, NULL, count_in_chunk, &k);
-        if (k.c->live != k.n) {
-            fprintf(stderr, "child: a chunk counts %u blocks live, %u atoms in it\n",
-                    (unsigned)k.c->live, (unsigned)k.n);
-            return (int)i + 1;
-        }
-    }
-    return 0;
-}
-
-/* The child frees the table and checks that every block of its allocator
-** came back; with `chunks`, first that every chunk counts only atoms. */
-static void fork_and_check(held_mem_case *c, int chunks)
-{
+    held_mem_case *c = arg;
     pid_t pid = fork();
     if (pid == 0) {
-        int rc = chunks && chunks_count_their_atoms(c->t) ? 32 : 0;
         atab_table_free(c->t);
         if (c->wa.live != 0)
             fprintf(stderr, "child: %ld blocks never came back\n", c->wa.live);
-        _exit(rc ? rc : c->wa.live != 0 ? 30 : 0);
+        _exit(c->wa.live != 0 ? 30 : 0);
     }
     __atomic_store_n(&c->forked, 1, __ATOMIC_RELEASE);
     c->child_rc = pid < 0 ? -3 : wait_child(pid);
-}
-
-static void *do_fork_counting_chunks(void *arg)
-{
-    fork_and_check(arg, 1);
     return NULL;
 }
 
-static void *do_fork_counting_blocks(void *arg)
-{
-    fork_and_check(arg, 0);
-    return NULL;
-}
-
-/* Forks from a thread of role C while a thread of role A is held at
-** `point`, then lets A go; returns whether fork() waited for A. */
+/* Forks from a thread of role C (fork_fn) while worker w, of role A, is
+** held at pause p, then lets w go; returns whether fork() waited for w. */
 static int fork_while_held(held_mem_case *c, pause_at *p, worker *w, void *(*fork_fn)(void *))
 {
     worker f;
@@ -612,40 +570,6 @@ static int fork_while_held(held_mem_case *c, pause_at *p, worker *w, void *(*for
     worker_join(w);
     worker_join(&f);
     return waited;
-}
-
-static void *do_intern_one(void *arg)
-{
-    held_mem_case *c = arg;
-    atab_intern_cstr(c->t, "made-before-the-lock");   /* held: the child frees it with t */
-    return NULL;
-}
-
-/* A thread W whose short key's insert made its atom (carved from W's first
-** chunk) and stops before it takes the shard's lock (insert:made), the
-** block in its hands alone. A fork from another thread F waits until W's
-** insert is done, so that the child, where W is not, has no block counted
-** live in a chunk that no atom of its table uses (that chunk would never
-** be freed while the table lives). */
-static void a_fork_waits_for_an_insert_that_made_its_atom_before_the_lock(void **state)
-{
-    (void)state;
-    skip();   /* the library does not wait for such an insert (src/thread.c, "fork"):
-                 the child's chunk counts the block (exit 32) */
-    held_mem_case c;
-    worker w;
-    memset(&c, 0, sizeof c);
-    pauses_reset();
-    c.al = wa_allocator(&c.wa);
-    assert_non_null(c.t = race_table(&c.al));
-    pause_at *p = pause_arm("insert:made", ROLE_A, c.t);
-    worker_start(&w, ROLE_A, do_intern_one, &c);
-    int waited = fork_while_held(&c, p, &w, do_fork_counting_chunks);
-    assert_int_equal(c.child_rc, 0);   /* 32: a chunk counts a block no atom uses */
-    assert_true(waited);               /* fork() returned only after W's insert */
-    assert_int_equal(atab_count(c.t), 1);
-    atab_table_free(c.t);
-    assert_int_equal(c.wa.live, 0);
 }
 
 #define GROW_KEYS 4000   /* past the first array of every shard */
@@ -704,7 +628,6 @@ int main(void)
         cmocka_unit_test(a_child_counts_exactly_the_references_a_parent_thread_held),
         cmocka_unit_test(a_child_forked_while_a_thread_queues_an_atom_frees_it),
         cmocka_unit_test(a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_nothing),
-        cmocka_unit_test(a_fork_waits_for_an_insert_that_made_its_atom_before_the_lock),
         cmocka_unit_test(a_fork_waits_for_a_growth_that_frees_its_old_array_and_the_child_leaks_nothing),
     };
     pthread_atfork(NULL, NULL, child_begins);   /* before any table registers its own */
