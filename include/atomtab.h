@@ -237,8 +237,12 @@ ATAB_API void atab_table_free(atab_table *t);
  * Around fork() the library takes every live table's locks (pthread_atfork
  * handlers, registered by the first atab_table_new), so a fork waits for a
  * sweep (a full one, or a thread's sweep of the atoms it left unused), an
- * insert or a thread's exit in progress to end; lock-free hits never hold
- * it up. The child, which has only the forking thread, may use
+ * insert (and the free of the slot array its growth replaced) or a
+ * thread's exit in progress to end; lock-free hits never hold it up. One
+ * insert is not waited for: a new short key's, between its atom's block
+ * and the table's lock; the child then keeps that block's chunk (8 KB at
+ * most, per such thread) until atab_table_free. The child, which has
+ * only the forking thread, may use
  * every table: intern, lookup, release, atab_gc, atab_get_stats (exact),
  * reports and atab_table_free. The references that other threads' caches
  * held in reserve go back to the counts; atoms those threads held stay
