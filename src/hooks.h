@@ -20,7 +20,8 @@
 **       before a flusher gives a record's spares back
 **   queue take vs flush            "queue:take" (record), after the owner
 **       saw its record's queue, before it takes the queue away to sweep
-**       it
+**       it; "queue:made" (record), after the owner allocated a
+**       new queue's block, before the block is its record's
 **   grow vs read                   "probe:array" (t), after a reader
 **       loaded a shard's array, before probing it; "grow:free" (t),
 **       before the grace period that precedes freeing a replaced array

@@ -352,6 +352,7 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
         atab_status saved = atab_last_error();
         void *block = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
         atab__set_error(saved);
+        ATAB__PAUSE("queue:made", r);
         if (block) {   /* empty lists, no recycled blocks */
             q = atab__queue_in(block);
             memset(block, 0, ATAB__QUEUE_HEADS_BYTES);

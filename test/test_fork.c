@@ -449,6 +449,41 @@ static void a_child_forked_while_a_thread_queues_an_atom_frees_it(void **state)
     atab_table_free(c.t);
 }
 
+/* ---- a fork that must wait for a held thread ---- */
+
+/* Set by a prepare handler registered after the library's, so that it runs
+** before the library's own: fork() has been entered (atomic). */
+static int fork_entered;
+static pthread_once_t entered_once = PTHREAD_ONCE_INIT;
+
+static void note_fork_entered(void)
+{
+    __atomic_store_n(&fork_entered, 1, __ATOMIC_RELEASE);
+}
+
+static void register_entered(void)
+{
+    pthread_atfork(note_fork_entered, NULL, NULL);
+}
+
+/* Starts worker f (role C) on fork_fn(arg), which sets *forked once fork()
+** returned in the parent, and says whether fork() was still under way
+** QUIET_MS after f entered it. A table must exist (the library's handlers
+** registered first). */
+static int fork_still_waits(worker *f, void *(*fork_fn)(void *), void *arg, const int *forked)
+{
+    pthread_once(&entered_once, register_entered);
+    __atomic_store_n(&fork_entered, 0, __ATOMIC_RELAXED);
+    worker_start(f, ROLE_C, fork_fn, arg);
+    for (int ms = 0; ms < CHILD_S * 1000 && !__atomic_load_n(&fork_entered, __ATOMIC_ACQUIRE);
+         ms++)
+        usleep(1000);
+    assert_true(__atomic_load_n(&fork_entered, __ATOMIC_ACQUIRE));
+    for (int ms = 0; ms < QUIET_MS && !__atomic_load_n(forked, __ATOMIC_ACQUIRE); ms++)
+        usleep(1000);
+    return !__atomic_load_n(forked, __ATOMIC_ACQUIRE);
+}
+
 /* ---- forks while a thread has its queue away for a sweep ---- */
 
 #define AWAY_LONG_LEN 300   /* past the chunks' largest block: an allocation of its own */
@@ -514,10 +549,7 @@ static void a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_noth
     worker_start(&w, ROLE_A, do_fill_the_queue, &c);
     pause_wait(pw);
     assert_null(atab_lookup(c.t, "away-short", 10));   /* unlinked */
-    worker_start(&f, ROLE_C, do_fork_away, &c);
-    for (int ms = 0; ms < QUIET_MS && !__atomic_load_n(&c.forked, __ATOMIC_ACQUIRE); ms++)
-        usleep(1000);
-    int waited = !__atomic_load_n(&c.forked, __ATOMIC_ACQUIRE);
+    int waited = fork_still_waits(&f, do_fork_away, &c, &c.forked);
     pause_release(pw);
     worker_join(&w);
     worker_join(&f);
@@ -529,7 +561,7 @@ static void a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_noth
     assert_int_equal(c.wa.live, 0);
 }
 
-/* ---- forks while a thread holds an array outside the locks ---- */
+/* ---- forks while a thread holds an array or a block outside the locks ---- */
 
 typedef struct held_mem_case {
     atab_table *t;
@@ -562,14 +594,46 @@ static int fork_while_held(held_mem_case *c, pause_at *p, worker *w, void *(*for
 {
     worker f;
     pause_wait(p);
-    worker_start(&f, ROLE_C, fork_fn, c);
-    for (int ms = 0; ms < QUIET_MS && !__atomic_load_n(&c->forked, __ATOMIC_ACQUIRE); ms++)
-        usleep(1000);
-    int waited = !__atomic_load_n(&c->forked, __ATOMIC_ACQUIRE);
+    int waited = fork_still_waits(&f, fork_fn, c, &c->forked);
     pause_release(p);
     worker_join(w);
     worker_join(&f);
     return waited;
+}
+
+static void *do_release_one(void *arg)
+{
+    held_mem_case *c = arg;
+    atab_release(c->t, atab_intern_cstr(c->t, "asks-for-a-queue"));
+    return NULL;
+}
+
+/* A thread W whose release left its first atom unused makes its queue, and
+** stops with the queue's block allocated, before the block is its
+** record's (queue:made), the block in its hands alone. A fork from another
+** thread F waits until W's queue is made, so that the child, where W is
+** not, frees W's record with its queue and the table with every block
+** back to the allocator. */
+static void a_fork_waits_for_a_queue_being_made_and_the_child_leaks_nothing(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records, no queues in debug builds */
+#endif
+    held_mem_case c;
+    worker w;
+    memset(&c, 0, sizeof c);
+    pauses_reset();
+    c.al = wa_allocator(&c.wa);
+    assert_non_null(c.t = sweeping_table(&c.al, 7, 64));
+    pause_at *p = pause_arm("queue:made", ROLE_A, NULL);
+    worker_start(&w, ROLE_A, do_release_one, &c);
+    int waited = fork_while_held(&c, p, &w, do_fork_counting_blocks);
+    assert_int_equal(c.child_rc, 0);   /* 30: the queue's block never came back */
+    assert_true(waited);               /* fork() returned only after W made its queue */
+    assert_int_equal(atab_gc(c.t), 1);
+    atab_table_free(c.t);
+    assert_int_equal(c.wa.live, 0);
 }
 
 #define GROW_KEYS 4000   /* past the first array of every shard */
@@ -629,6 +693,7 @@ int main(void)
         cmocka_unit_test(a_child_forked_while_a_thread_queues_an_atom_frees_it),
         cmocka_unit_test(a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_nothing),
         cmocka_unit_test(a_fork_waits_for_a_growth_that_frees_its_old_array_and_the_child_leaks_nothing),
+        cmocka_unit_test(a_fork_waits_for_a_queue_being_made_and_the_child_leaks_nothing),
     };
     pthread_atfork(NULL, NULL, child_begins);   /* before any table registers its own */
     return cmocka_run_group_tests(tests, NULL, NULL);
