@@ -530,6 +530,69 @@ static void chunks_an_exited_thread_emptied_give_way_to_a_long_atom(void **state
     assert_int_not_equal(refused, 0);
 }
 
+typedef struct long_intern {
+    atab_table *t;
+    const char *s;
+    size_t len;
+    const atab_atom *a;
+} long_intern;
+
+static void *intern_long_there(void *arg)
+{
+    long_intern *li = arg;
+    li->a = atab_intern(li->t, li->s, li->len);
+    return NULL;
+}
+
+/* exited_then_long_atom's table at `limit`, the long atom interned by a
+** new thread, which has no record on t (the limit leaves no room for one):
+** non-zero when it was made. */
+static int exited_then_long_atom_elsewhere(size_t limit, size_t len)
+{
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 7);
+    o.memory_limit = limit;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    assert_null(atab_lookup(t, "x", 1));
+    pthread_t th;
+    void *failed;
+    assert_int_equal(pthread_create(&th, NULL, churn_and_exit, t), 0);
+    assert_int_equal(pthread_join(th, &failed), 0);
+    assert_null(failed);
+    char *big = malloc(len);
+    assert_non_null(big);
+    memset(big, 'L', len);
+    long_intern li = {t, big, len, NULL};
+    assert_int_equal(pthread_create(&th, NULL, intern_long_there, &li), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    int made = li.a != NULL;
+    if (li.a)
+        atab_release(t, li.a);
+    free(big);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+    return made;
+}
+
+/* As chunks_an_exited_thread_emptied_give_way_to_a_long_atom, the long
+** atom (smaller than a thread's record) interned by a thread with no
+** record on the table, for which the limit leaves no room: the chunks
+** left empty go back all the same. */
+static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, no bumps of their own */
+#endif
+    size_t left, made;
+    exited_then_long_atom((size_t)1 << 30, 2000, &left, &made);
+    assert_true(made > left);
+    assert_true(exited_then_long_atom_elsewhere(left + (made - left) - 1, 2000));
+}
+
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
 ** and a saturated atom is never freed. */
 static void reference_counts_saturate_and_never_wrap(void **state)
@@ -689,6 +752,7 @@ int main(void)
         cmocka_unit_test(kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
         cmocka_unit_test(kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_long_atom),
+        cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
