@@ -545,8 +545,8 @@ static void *intern_long_there(void *arg)
 }
 
 /* exited_then_long_atom's table at `limit`, the long atom interned by a
-** new thread, which has no record on t (the limit leaves no room for one):
-** non-zero when it was made. */
+** new thread whose record on t the allocator refuses (its first
+** allocation), so it has none: non-zero when the atom was made. */
 static int exited_then_long_atom_elsewhere(size_t limit, size_t len)
 {
     counting_alloc c = {0};
@@ -566,6 +566,7 @@ static int exited_then_long_atom_elsewhere(size_t limit, size_t len)
     assert_non_null(big);
     memset(big, 'L', len);
     long_intern li = {t, big, len, NULL};
+    c.fail_at = c.attempts + 1, c.fail_after = 0;   /* the new thread's record, only */
     assert_int_equal(pthread_create(&th, NULL, intern_long_there, &li), 0);
     assert_int_equal(pthread_join(th, NULL), 0);
     int made = li.a != NULL;
@@ -578,9 +579,8 @@ static int exited_then_long_atom_elsewhere(size_t limit, size_t len)
 }
 
 /* As chunks_an_exited_thread_emptied_give_way_to_a_long_atom, the long
-** atom (smaller than a thread's record) interned by a thread with no
-** record on the table, for which the limit leaves no room: the chunks
-** left empty go back all the same. */
+** atom interned by a thread with no record on the table (the allocator
+** refused it): the chunks left empty go back all the same. */
 static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record(void **state)
 {
     (void)state;
@@ -588,9 +588,9 @@ static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_reco
     skip();   /* no records in debug builds: no queues, no bumps of their own */
 #endif
     size_t left, made;
-    exited_then_long_atom((size_t)1 << 30, 2000, &left, &made);
+    exited_then_long_atom((size_t)1 << 30, 20000, &left, &made);
     assert_true(made > left);
-    assert_true(exited_then_long_atom_elsewhere(left + (made - left) - 1, 2000));
+    assert_true(exited_then_long_atom_elsewhere(left + (made - left) - 1, 20000));
 }
 
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
