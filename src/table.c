@@ -423,7 +423,8 @@ static atab_atom *carve_block(atab_table *t, atab__rec *r, size_t len)
 /* A new atom for key k (count 1), or NULL (error set): carved (carve_block)
 ** or, past ATAB__CHUNK_MAX_BLOCK, an allocation of its own. When that
 ** allocation fails while this thread keeps blocks or chunks lie empty,
-** they go back first and it is tried again. */
+** they go back first (the chunks alone for a thread with no record) and
+** it is tried again. */
 static atab_atom *new_atom(atab_table *t, const atab__key *k)
 {
     size_t *acct = atab__acct(t);
@@ -436,7 +437,8 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     }
     atab_status saved = atab_last_error();
     atab_atom *a = atab__atom_new(t, acct, k, NULL);
-    if (!a && r && atab__recycled_free(t, r) && (a = atab__atom_new(t, acct, k, NULL)))
+    if (!a && (r ? atab__recycled_free(t, r) : atab__chunks_purge(t)) &&
+        (a = atab__atom_new(t, acct, k, NULL)))
         atab__set_error(saved);   /* served on the second try: no error */
     return a;
 }
