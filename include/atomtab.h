@@ -238,20 +238,25 @@ ATAB_API void atab_table_free(atab_table *t);
  * handlers, registered by the first atab_table_new), so a fork waits for a
  * sweep (a full one, or a thread's sweep of the atoms it left unused), an
  * insert (and the free of the slot array its growth replaced) or a
- * thread's exit in progress to end; lock-free hits never hold it up. One
- * insert is not waited for: a new short key's, between its atom's block
- * and the table's lock; the child then keeps that block's chunk (8 KB at
- * most, per such thread) until atab_table_free. The child, which has
- * only the forking thread, may use
- * every table: intern, lookup, release, atab_gc, atab_get_stats (exact),
- * reports and atab_table_free. The references that other threads' caches
+ * thread's exit in progress to end; lock-free hits never hold it up. Not
+ * waited for: a new short key's insert between its atom's block and the
+ * table's lock, whose chunk (8 KB at most) the child keeps until
+ * atab_table_free; and a call's scratch memory another thread holds at
+ * that moment (atab_intern_lower's copy of a key over 256 bytes,
+ * atab_foreach's list of atoms), which the child never frees and
+ * atab_get_stats keeps counting. The child, which has only the forking
+ * thread, may use every table: intern, lookup, release, atab_gc,
+ * atab_get_stats (exact, but for such scratch memory's bytes), reports and
+ * atab_table_free. The references that other threads' caches
  * held in reserve go back to the counts; atoms those threads held stay
  * referenced (their holders are gone) and are never freed in the child.
  * Not covered: host caches (atab_host_cache_*) and the allocator. A host
  * cache another thread was using at the fork may be half changed, its lock
  * held: the child must not use it, nor free its table (atab_table_free
  * frees the caches left on it). A host allocator must be fork-safe itself
- * (the C library's malloc is). Tested in test/test_fork.c.
+ * (the C library's malloc is), its pthread_atfork handlers, if any,
+ * registered before the first atab_table_new: a fork waits for sweeps and
+ * growths that may call it. Tested in test/test_fork.c.
  */
 
 /**

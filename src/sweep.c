@@ -381,7 +381,7 @@ void atab__queue_due(atab_table *t, atab__rec *r)
     uint32_t n = 0;
     const atab_atom **q = NULL;
     if (__atomic_load_n(&r->queue, __ATOMIC_RELAXED) && !(q = atab__queue_take(r, &n)))
-        return;   /* a flusher holds r: later */
+        return;   /* a flusher holds r, or a fork is under way: later */
     if (n)
         sweep_queue(t, q, n);
     atab__queue_put(t, r, q);

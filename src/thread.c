@@ -243,10 +243,11 @@ static void unqueue_all(atab_table *t, atab__rec *r)
     r->pending = NULL;
 }
 
-/* Marks r's queue away, unless a fork is under way: 0 then. Against
-** fork_prepare's store of t->forking and its loads of r->away, each side
-** stores, fences and then loads, so at least one sees the other's store:
-** the fork waits for the queue, or the queue stays home. */
+/* Marks r's queue away (taken for a sweep, or being made), unless a fork
+** is under way: 0 then. Against fork_prepare's store of t->forking and its
+** loads of r->away, each side's store and then load are sequentially
+** consistent, so at least one sees the other's store: the fork waits for
+** the queue, or the queue stays home (is not made). */
 static int away_begin(atab__rec *r)
 {
     __atomic_exchange_n(&r->away, 1, __ATOMIC_SEQ_CST);
@@ -349,6 +350,10 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
 {
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
     if (!q) {
+        if (!away_begin(r)) {   /* the new block would be this thread's alone */
+            __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* after the fork */
+            return;
+        }
         atab_status saved = atab_last_error();
         void *block = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
         atab__set_error(saved);
@@ -855,10 +860,11 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** takes them), and takes them again for fork_parent.
 **
 ** Before the locks, g_lock held, it waits for every queue away for a
-** sweep to come back (thread.h: r->away), and keeps the others home
-** (t->forking) till the fork is done: a sweep's block, and what it
-** unlinked and has yet to free, are in its thread's hands alone, which the
-** child would not have. A sweep with its queue away takes none of the
+** sweep to come back and every queue being made to be its record's
+** (thread.h: r->away), and keeps the others home, none made (t->forking),
+** till the fork is done: a sweep's block, and what it unlinked and has yet
+** to free, or a new queue's block, are in its thread's hands alone, which
+** the child would not have. A sweep with its queue away takes none of the
 ** locks held meanwhile (g_lock), and takes reg_lock only for a while, as
 ** the wait does (it waits for sections, which wait for nothing).
 **
@@ -871,11 +877,15 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** meanwhile has the locks given back and is waited for in turn.
 **
 ** Not waited for: a short key's insert between the atom it made from its
-** thread's chunk and the shard's lock (intern.c: insert_block). A child
-** forked then has that block counted live in its chunk with no atom in
-** it, so that chunk is freed only with the table (atab_table_free frees
-** chunks whole). Marking those inserts as the queue sweeps are marked
-** cost 9 instructions a transient atom (callgrind). */
+** thread's chunk and the shard's lock (intern.c: insert_block), or after
+** it, with a block made for a key another insert put in first (freed past
+** the lock). A child forked then has that block counted live in its chunk
+** with no atom in it, so that chunk is freed only with the table
+** (atab_table_free frees chunks whole). Marking those inserts as the queue
+** sweeps are marked cost 9 instructions a transient atom (callgrind). Nor
+** a call's scratch memory another thread holds (atab_intern_lower's fold
+** of a long key, atab_foreach's list of atoms): the child never frees it,
+** and its bytes stay counted. */
 
 /* Waits until no record of t has its queue away; t->forking is set, so
 ** none goes away again (g_lock is held). */

@@ -51,10 +51,11 @@
 ** with its blocks: nothing is left where no flush or report looks), and a
 ** full sweep's flusher empties and frees whatever queue a record holds.
 ** While a queue is away, what its sweep unlinked (atoms, shrunk arrays)
-** and the block itself are in its thread's hands alone: a fork waits until
-** every queue away has come back (r->away), and none goes away while a
-** fork is under way (t->forking), so a child, where that thread is not,
-** never has one away (thread.c, "fork").
+** and the block itself are in its thread's hands alone, as a new queue's
+** block is until its record has it: a fork waits until every queue away
+** has come back and every new one is its record's (r->away), and no queue
+** goes away or is made while a fork is under way (t->forking), so a
+** child, where that thread is not, never has one away (thread.c, "fork").
 **
 ** Recycled blocks. The carved atoms a queue sweep frees stay with its
 ** thread, as blocks kept by size class (chunk.h) in the queue's own block,
@@ -140,7 +141,7 @@ typedef struct atab__rec {
     uint32_t sweep_due;       /* the queue is full, or missing: see to it (atomic) */
     uint32_t qcap;            /* t->queue_cap while `queue` is set, else 0 (written
                                  with it): a queue with room has nq < qcap */
-    uint32_t away;            /* its queue is away for a sweep (the owner's stores;
+    uint32_t away;            /* its queue is away for a sweep, or being made (the owner's stores;
                                  atomic): a fork waits for it to come back */
     const atab_atom **queue;  /* room for t->queue_cap atoms this thread left
                                  unused, or NULL: set by the owner in a section,
@@ -564,7 +565,8 @@ static inline int atab__unref_sole(atab__rec *r, const atab_atom *a, uint64_t h)
 ** r->away is set until atab__queue_put. Its owner's, outside sections. */
 ATAB__HIDDEN const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n);
 /* Gives r the queue block q (empty; a new one, or one back from a sweep),
-** or NULL: makes one; r's queue is no longer away. Its owner's, outside
+** or NULL: makes one (none while a fork is under way: sweep_due stays set);
+** r's queue is no longer away. Its owner's, outside
 ** sections. */
 ATAB__HIDDEN void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q);
 
