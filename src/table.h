@@ -364,11 +364,11 @@ struct atab_table {
     atab__rec *recs;            /* per-thread records (thread.c) */
     atab_table *next_table;     /* the live tables (thread.c, for fork) */
     uint32_t forking;           /* a fork is under way: no queue goes away for a
-                                   sweep (atomic; thread.c, "fork") */
+                                   sweep or is made (atomic; thread.c, "fork") */
     uint32_t growths_freeing;   /* growths that dropped their shard's lock and
                                    have yet to retire or free the array they
                                    replaced (atomic; table.c): a fork waits
-                                   for none (thread.c, "fork") */
+                                   until it is 0 (thread.c, "fork") */
 };
 
 /* The table object's allocation: room to align it to a cache line. */

@@ -65,7 +65,8 @@
 ** sweep's while it has the queue away, and given back with the queue.
 **
 ** Chunks. A record's bump (chunk.h) is its thread's alone: only the owner
-** carves from it (an insert, under a shard's lock, outside sections); it is
+** carves from it (an insert, outside sections: a short key's before it
+** takes the shard's lock, any other under it); it is
 ** retired when the record goes (thread exit, fork's child for the threads
 ** that did not come along); a table's free frees every chunk.
 */
@@ -406,7 +407,8 @@ ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *
 /* May a release keep its reference on a as a spare in a's entry, value x?
 ** Only while the count holds more than this thread's spares and the
 ** caller's reference: one cache alone never keeps alive an atom that
-** nobody holds (atab__unref_slow drops the last reference instead).
+** nobody holds at the check (atab__unref_slow drops the last reference
+** instead).
 ** Another cache's spares count here as a holder (the count cannot tell
 ** them apart), so two caches may keep spares of an atom nobody holds. It
 ** is then on no queue and not in t->unused until an eviction, a thread's

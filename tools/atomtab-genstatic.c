@@ -18,8 +18,9 @@
 ** slots; there are as many slots as atoms (a few more where no seed
 ** places them all in that many). A lookup is one hash, one
 ** displacement load, one slot load and one comparison. Should no
-** displacement fit (rare), the generator tries the next hash seed; the seed
-** goes into the set. Everything is decided here: a table registers a set
+** displacement fit (rare), the generator tries the next hash seed (0..63,
+** then 64 drawn from a digest of the list: build_index); the seed goes
+** into the set. Everything is decided here: a table registers a set
 ** by storing a pointer to it.
 */
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
