@@ -408,11 +408,49 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
     assert_false(c.size_mismatch);
 }
 
-/* A thread's queue sweep of 256 10-byte atoms, at a memory limit: their
-** blocks kept for its next new atoms, then an atom of `len` bytes (made
-** alone, past the chunks' blocks). The table's bytes after the sweep (*swept)
-** and after the long atom (*made; 0 when it was refused). */
-static void sweep_then_long_atom(size_t limit, size_t len, size_t *swept, size_t *made)
+/* A queue's worth of 10-byte atoms interned and released on t by a thread
+** that then exits. */
+static void *churn_and_exit(void *arg)
+{
+    atab_table *t = arg;
+    char buf[64];
+    for (int i = 0; i < 256; i++) {
+        snprintf(buf, sizeof buf, "gone-%05d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        if (!a || atab_release(t, a) != ATAB_OK)
+            return arg;   /* failed */
+    }
+    return NULL;
+}
+
+typedef struct long_intern {
+    atab_table *t;
+    const char *s;
+    size_t len;
+    const atab_atom *a;
+} long_intern;
+
+static void *intern_long_there(void *arg)
+{
+    long_intern *li = arg;
+    li->a = atab_intern(li->t, li->s, li->len);
+    return NULL;
+}
+
+/* How churn_then_long_atom leaves chunks for the long atom. */
+enum churn {
+    SWEPT_HERE,     /* this thread's queue sweep: the blocks kept for its next atoms */
+    EXITED,         /* a thread that exits: its chunks left empty */
+    EXITED_NO_REC   /* as EXITED, the long atom interned by a new thread whose record
+                       the allocator refuses (its first allocation): it has none */
+};
+
+/* 256 10-byte atoms interned and released at a memory limit (queues of
+** 256), as `how` says, then an atom of `len` bytes (made alone, past the
+** chunks' blocks). The table's bytes before the long atom (*left) and
+** after it (*made; 0 when it was refused). */
+static void churn_then_long_atom(size_t limit, size_t len, enum churn how, size_t *left,
+                                 size_t *made)
 {
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
@@ -421,21 +459,39 @@ static void sweep_then_long_atom(size_t limit, size_t len, size_t *swept, size_t
     o.sweep_threshold = 256;
     atab_table *t = atab_table_new(&o);
     assert_non_null(t);
-    char buf[64], *big = malloc(len);
+    char *big = malloc(len);
     assert_non_null(big);
     memset(big, 'L', len);
-    for (int i = 0; i < 256; i++) {   /* a queue's worth, swept: blocks kept */
-        snprintf(buf, sizeof buf, "dead-%05d", i);
-        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    if (how == SWEPT_HERE) {
+        char buf[64];
+        for (int i = 0; i < 256; i++) {   /* a queue's worth, swept: blocks kept */
+            snprintf(buf, sizeof buf, "dead-%05d", i);
+            assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+        }
+    } else {
+        pthread_t th;
+        void *failed;
+        assert_null(atab_lookup(t, "x", 1));   /* this thread's record, before the limit is near */
+        assert_int_equal(pthread_create(&th, NULL, churn_and_exit, t), 0);
+        assert_int_equal(pthread_join(th, &failed), 0);
+        assert_null(failed);
     }
     atab_stats st;
     atab_get_stats(t, &st);
-    *swept = st.bytes;
-    const atab_atom *a = atab_intern(t, big, len);
+    *left = st.bytes;
+    long_intern li = {t, big, len, NULL};
+    if (how == EXITED_NO_REC) {
+        pthread_t th;
+        c.fail_at = c.attempts + 1, c.fail_after = 0;   /* the new thread's record, only */
+        assert_int_equal(pthread_create(&th, NULL, intern_long_there, &li), 0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+    } else {
+        intern_long_there(&li);
+    }
     atab_get_stats(t, &st);
-    *made = a ? st.bytes : 0;
-    if (a)
-        atab_release(t, a);
+    *made = li.a ? st.bytes : 0;
+    if (li.a)
+        atab_release(t, li.a);
     free(big);
     atab_table_free(t);
     assert_int_equal(c.live, 0);
@@ -454,60 +510,12 @@ static void kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom(voi
     skip();   /* no records in debug builds: no queues, nothing recycled */
 #endif
     size_t swept, made, again, refused;
-    sweep_then_long_atom((size_t)1 << 30, 2000, &swept, &made);
+    churn_then_long_atom((size_t)1 << 30, 2000, SWEPT_HERE, &swept, &made);
     assert_true(made > swept);
     size_t need = made - swept;   /* the atom, and whatever its insert grew */
-    sweep_then_long_atom(swept + need - 1, 2000, &again, &refused);
+    churn_then_long_atom(swept + need - 1, 2000, SWEPT_HERE, &again, &refused);
     assert_int_equal(again, swept);   /* the same table up to the long atom */
     assert_int_not_equal(refused, 0);
-}
-
-/* A queue's worth of 10-byte atoms interned and released on t by a thread
-** that then exits. */
-static void *churn_and_exit(void *arg)
-{
-    atab_table *t = arg;
-    char buf[64];
-    for (int i = 0; i < 256; i++) {
-        snprintf(buf, sizeof buf, "gone-%05d", i);
-        const atab_atom *a = atab_intern_cstr(t, buf);
-        if (!a || atab_release(t, a) != ATAB_OK)
-            return arg;   /* failed */
-    }
-    return NULL;
-}
-
-/* As sweep_then_long_atom, with the 256 atoms churned by a thread that
-** exits before the long atom is interned on the test's thread. */
-static void exited_then_long_atom(size_t limit, size_t len, size_t *left, size_t *made)
-{
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_options o = plain_options(&al, 7);
-    o.memory_limit = limit;
-    o.sweep_threshold = 256;
-    atab_table *t = atab_table_new(&o);
-    assert_non_null(t);
-    assert_null(atab_lookup(t, "x", 1));   /* this thread's record, before the limit is near */
-    pthread_t th;
-    void *failed;
-    assert_int_equal(pthread_create(&th, NULL, churn_and_exit, t), 0);
-    assert_int_equal(pthread_join(th, &failed), 0);
-    assert_null(failed);
-    char *big = malloc(len);
-    assert_non_null(big);
-    memset(big, 'L', len);
-    atab_stats st;
-    atab_get_stats(t, &st);
-    *left = st.bytes;
-    const atab_atom *a = atab_intern(t, big, len);
-    atab_get_stats(t, &st);
-    *made = a ? st.bytes : 0;
-    if (a)
-        atab_release(t, a);
-    free(big);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
 }
 
 /* The chunks a thread that exited left empty (its three: 1, 2 and 4 KB,
@@ -522,60 +530,12 @@ static void chunks_an_exited_thread_emptied_give_way_to_a_long_atom(void **state
     skip();   /* no records in debug builds: no queues, no bumps of their own */
 #endif
     size_t left, made, again, refused;
-    exited_then_long_atom((size_t)1 << 30, 20000, &left, &made);
+    churn_then_long_atom((size_t)1 << 30, 20000, EXITED, &left, &made);
     assert_true(made > left);
     size_t need = made - left;   /* the atom, and whatever its insert grew */
-    exited_then_long_atom(left + need - 1, 20000, &again, &refused);
+    churn_then_long_atom(left + need - 1, 20000, EXITED, &again, &refused);
     assert_int_equal(again, left);
     assert_int_not_equal(refused, 0);
-}
-
-typedef struct long_intern {
-    atab_table *t;
-    const char *s;
-    size_t len;
-    const atab_atom *a;
-} long_intern;
-
-static void *intern_long_there(void *arg)
-{
-    long_intern *li = arg;
-    li->a = atab_intern(li->t, li->s, li->len);
-    return NULL;
-}
-
-/* exited_then_long_atom's table at `limit`, the long atom interned by a
-** new thread whose record on t the allocator refuses (its first
-** allocation), so it has none: non-zero when the atom was made. */
-static int exited_then_long_atom_elsewhere(size_t limit, size_t len)
-{
-    counting_alloc c = {0};
-    atab_allocator al = ca_allocator(&c);
-    atab_options o = plain_options(&al, 7);
-    o.memory_limit = limit;
-    o.sweep_threshold = 256;
-    atab_table *t = atab_table_new(&o);
-    assert_non_null(t);
-    assert_null(atab_lookup(t, "x", 1));
-    pthread_t th;
-    void *failed;
-    assert_int_equal(pthread_create(&th, NULL, churn_and_exit, t), 0);
-    assert_int_equal(pthread_join(th, &failed), 0);
-    assert_null(failed);
-    char *big = malloc(len);
-    assert_non_null(big);
-    memset(big, 'L', len);
-    long_intern li = {t, big, len, NULL};
-    c.fail_at = c.attempts + 1, c.fail_after = 0;   /* the new thread's record, only */
-    assert_int_equal(pthread_create(&th, NULL, intern_long_there, &li), 0);
-    assert_int_equal(pthread_join(th, NULL), 0);
-    int made = li.a != NULL;
-    if (li.a)
-        atab_release(t, li.a);
-    free(big);
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
-    return made;
 }
 
 /* As chunks_an_exited_thread_emptied_give_way_to_a_long_atom, the long
@@ -587,10 +547,11 @@ static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_reco
 #ifdef ATAB_DEBUG
     skip();   /* no records in debug builds: no queues, no bumps of their own */
 #endif
-    size_t left, made;
-    exited_then_long_atom((size_t)1 << 30, 20000, &left, &made);
+    size_t left, made, again, made_there;
+    churn_then_long_atom((size_t)1 << 30, 20000, EXITED, &left, &made);
     assert_true(made > left);
-    assert_true(exited_then_long_atom_elsewhere(left + (made - left) - 1, 20000));
+    churn_then_long_atom(left + (made - left) - 1, 20000, EXITED_NO_REC, &again, &made_there);
+    assert_int_not_equal(made_there, 0);
 }
 
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
