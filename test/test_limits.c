@@ -497,6 +497,21 @@ static void churn_then_long_atom(size_t limit, size_t len, enum churn how, size_
     assert_int_equal(c.live, 0);
 }
 
+/* An atom of len bytes is made at a limit one byte short of the room it
+** and its insert took in a run with no limit to speak of (`measure`), as
+** `how` leaves the chunks: so the chunks left empty went back first. */
+static void long_atom_fits_when_the_chunks_go_back(size_t len, enum churn measure,
+                                                   enum churn how)
+{
+    size_t left, made, again, made_then;
+    churn_then_long_atom((size_t)1 << 30, len, measure, &left, &made);
+    assert_true(made > left);
+    size_t need = made - left;   /* the atom, and whatever its insert grew */
+    churn_then_long_atom(left + need - 1, len, how, &again, &made_then);
+    assert_int_equal(again, left);   /* the same table up to the long atom */
+    assert_int_not_equal(made_then, 0);
+}
+
 /* The chunks a thread's kept blocks empty when they are given back for an
 ** allocation the memory limit refused go back to the allocator
 ** (thread.h: atab__recycled_free), so an atom made alone that fits once
@@ -509,13 +524,7 @@ static void kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom(voi
 #ifdef ATAB_DEBUG
     skip();   /* no records in debug builds: no queues, nothing recycled */
 #endif
-    size_t swept, made, again, refused;
-    churn_then_long_atom((size_t)1 << 30, 2000, SWEPT_HERE, &swept, &made);
-    assert_true(made > swept);
-    size_t need = made - swept;   /* the atom, and whatever its insert grew */
-    churn_then_long_atom(swept + need - 1, 2000, SWEPT_HERE, &again, &refused);
-    assert_int_equal(again, swept);   /* the same table up to the long atom */
-    assert_int_not_equal(refused, 0);
+    long_atom_fits_when_the_chunks_go_back(2000, SWEPT_HERE, SWEPT_HERE);
 }
 
 /* The chunks a thread that exited left empty (its three: 1, 2 and 4 KB,
@@ -529,13 +538,7 @@ static void chunks_an_exited_thread_emptied_give_way_to_a_long_atom(void **state
 #ifdef ATAB_DEBUG
     skip();   /* no records in debug builds: no queues, no bumps of their own */
 #endif
-    size_t left, made, again, refused;
-    churn_then_long_atom((size_t)1 << 30, 20000, EXITED, &left, &made);
-    assert_true(made > left);
-    size_t need = made - left;   /* the atom, and whatever its insert grew */
-    churn_then_long_atom(left + need - 1, 20000, EXITED, &again, &refused);
-    assert_int_equal(again, left);
-    assert_int_not_equal(refused, 0);
+    long_atom_fits_when_the_chunks_go_back(20000, EXITED, EXITED);
 }
 
 /* As chunks_an_exited_thread_emptied_give_way_to_a_long_atom, the long
@@ -547,11 +550,7 @@ static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_reco
 #ifdef ATAB_DEBUG
     skip();   /* no records in debug builds: no queues, no bumps of their own */
 #endif
-    size_t left, made, again, made_there;
-    churn_then_long_atom((size_t)1 << 30, 20000, EXITED, &left, &made);
-    assert_true(made > left);
-    churn_then_long_atom(left + (made - left) - 1, 20000, EXITED_NO_REC, &again, &made_there);
-    assert_int_not_equal(made_there, 0);
+    long_atom_fits_when_the_chunks_go_back(20000, EXITED, EXITED_NO_REC);
 }
 
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
