@@ -244,7 +244,7 @@ static void unqueue_all(atab_table *t, atab__rec *r)
 }
 
 /* Marks r's queue away (taken for a sweep, or being made), unless a fork
-** is under way: 0 then. Against fork_prepare's store of t->forking and its
+** is under way: 0 then, with r's sweep due again (after the fork). Against fork_prepare's store of t->forking and its
 ** loads of r->away, each side's store and then load are sequentially
 ** consistent, so at least one sees the other's store: the fork waits for
 ** the queue, or the queue stays home (is not made). */
@@ -254,6 +254,7 @@ static int away_begin(atab__rec *r)
     if (!__atomic_load_n(&r->t->forking, __ATOMIC_SEQ_CST))
         return 1;
     __atomic_store_n(&r->away, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -262,10 +263,8 @@ const atab_atom **atab__queue_take(atab__rec *r, uint32_t *n)
     const atab_atom **q = NULL;
     ATAB__PAUSE("queue:take", r);
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
-    if (!away_begin(r)) {
-        __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* after the fork */
+    if (!away_begin(r))
         return NULL;
-    }
     atab__enter_rec(r);
     if (!atab__cache_ours(r)) {
         __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* later */
@@ -350,10 +349,8 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
 {
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
     if (!q) {
-        if (!away_begin(r)) {   /* the new block would be this thread's alone */
-            __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);   /* after the fork */
+        if (!away_begin(r))   /* the new block would be this thread's alone */
             return;
-        }
         atab_status saved = atab_last_error();
         void *block = atab__alloc(t, ATAB__QUEUE_BYTES(t));   /* benign: the zeros go unqueued */
         atab__set_error(saved);
