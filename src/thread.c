@@ -1,158 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** thread.c - per-thread records: finding this thread's record, read-side
-** sections and grace periods, the cache of spare references, flushing it,
-** and giving a record back when its thread exits. The protocols are
-** described in thread.h.
+** thread.c - per-thread records: finding this thread's record, the
+** cache of spare references, flushing it, the queues of atoms at 0, fork,
+** and giving a record back when its thread exits (grace periods are
+** grace.c's). The protocols are described in thread.h.
 */
-#include <linux/membarrier.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "table.h"
 
 #define REC_ALLOC (sizeof(atab__rec) + 63)
-
-/* ---- memory barriers ---- */
-
-int atab__membarrier_state;   /* 0 unknown, 1 usable, -1 not available */
-
-#ifdef ATAB_TEST_HOOKS
-atab__hook_fn atab__test_hook;
-#endif
-
-static int have_membarrier(void)
-{
-    int s = __atomic_load_n(&atab__membarrier_state, __ATOMIC_ACQUIRE);
-    if (s)
-        return s > 0;
-#if defined(__SANITIZE_THREAD__) || defined(ATAB_NO_MEMBARRIER)
-    s = -1;   /* TSan does not model the asymmetric fence; ATAB_NO_MEMBARRIER:
-                 the portable path (full fences on both sides), for tests */
-#else
-    s = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0 ? 1 : -1;
-#endif
-    __atomic_store_n(&atab__membarrier_state, s, __ATOMIC_RELEASE);
-    return s > 0;
-}
-
-/* The writer's half of the handshake: after it, every reader either is
-** seen inside its section or sees what the writer stored before. Once
-** registered, membarrier fails only for a bad command; should it fail
-** anyway, readers are told to fence for themselves from then on: the
-** state for every path, and t's fast_id for the hit path (each table's
-** writers clear theirs the first time they see the state). */
-static void writer_fence(atab_table *t)
-{
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (have_membarrier() &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
-        __atomic_store_n(&atab__membarrier_state, -1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_SEQ_CST) < 0 &&
-        __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) != ATAB__FENCED) {
-        __atomic_store_n(&t->fast_id, ATAB__FENCED, __ATOMIC_SEQ_CST);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    }
-}
-
-static void relax(unsigned *spins)
-{
-    if (++*spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    } else {
-        sched_yield();
-    }
-}
-
-/* ---- grace periods ---- */
-
-#define WAIT_BATCH 32   /* records a grace period waits for at once */
-
-/* Is r inside the section it was in when a grace period began (or a flush
-** asked for its cache)? Marks a record found inside (thread.h: seq), and
-** says 0 once that section has ended: the record is outside, or inside
-** another one (the mark is gone). A record another waiter marked is
-** waited for too: its section began before this look. */
-static int still_in(atab__rec *r, int *marked)
-{
-    uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-    if (*marked)
-        return s == ATAB__SEQ_MARKED;
-    while (s == ATAB__SEQ_IN &&
-           !__atomic_compare_exchange_n(&r->seq, &s, ATAB__SEQ_MARKED, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
-        ;
-    *marked = s != ATAB__SEQ_OUT;   /* marked now, or by another waiter */
-    return *marked;
-}
-
-/* Waits until r is seen outside a section, or has left the one it was in. */
-static void wait_out(atab__rec *r)
-{
-    int marked = 0;
-    unsigned spins = 0;
-    while (still_in(r, &marked))
-        relax(&spins);
-}
-
-/* Waits until each of in[0..n) has left the section it was seen in, all
-** at once: a reader preempted inside its section holds up the wait for one
-** turn of the scheduler, not one turn for each. */
-static void wait_out_all(atab__rec **in, size_t n)
-{
-    unsigned spins = 0;
-    int marked[WAIT_BATCH] = {0};
-    while (n) {
-        for (size_t i = 0; i < n;) {
-            if (!still_in(in[i], &marked[i])) {
-                in[i] = in[--n];
-                marked[i] = marked[n];
-            } else {
-                i++;
-            }
-        }
-        if (n)
-            relax(&spins);
-    }
-}
-
-int atab__alone(atab_table *t)
-{
-    const atab__rec *own = atab__tls_last.id == t->id ? atab__tls_last.rec : NULL;
-    pthread_mutex_lock(&t->reg_lock);
-    const atab__rec *r = t->recs;
-    int alone = !r || (r == own && !r->next);
-    pthread_mutex_unlock(&t->reg_lock);
-    return alone;
-}
-
-void atab__synchronize(atab_table *t)
-{
-    atab__rec *in[WAIT_BATCH];
-    if (atab__alone(t))
-        return;   /* no reader but the caller, outside its sections */
-    uint64_t ticket = __atomic_fetch_add(&t->gp_begun, 1, __ATOMIC_SEQ_CST);
-    writer_fence(t);
-    pthread_mutex_lock(&t->reg_lock);
-    for (atab__rec *r = t->recs; r;) {
-        size_t n = 0;
-        for (; r && n < WAIT_BATCH; r = r->next)   /* the records inside a section now */
-            if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) != ATAB__SEQ_OUT)
-                in[n++] = r;
-        wait_out_all(in, n);
-    }
-    pthread_mutex_unlock(&t->reg_lock);
-    ATAB__PAUSE("gp:served", t);
-    uint64_t served = __atomic_load_n(&t->gp_served, __ATOMIC_RELAXED);
-    while (served <= ticket &&
-           !__atomic_compare_exchange_n(&t->gp_served, &served, ticket + 1, 1,
-                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-        ;
-}
 
 /* ---- the unused estimate ---- */
 
@@ -643,11 +501,11 @@ void atab__flush_counts(atab_table *t, int unqueue,
     pthread_mutex_lock(&t->reg_lock);
     for (atab__rec *r = t->recs; r; r = r->next)
         __atomic_store_n(&r->flush_req, 1, __ATOMIC_SEQ_CST);
-    writer_fence(t);
+    atab__writer_fence(t);
     /* Each owner now either is seen in a section (wait for it to leave)
     ** or will see flush_req when it next enters, and keep off its cache. */
     for (atab__rec *r = t->recs; r; r = r->next) {
-        wait_out(r);
+        atab__wait_out(r);
         ATAB__PAUSE("flush:record", r);
         give_back_all(t, r);
         if (recycled)
@@ -703,7 +561,6 @@ size_t atab__misuse(atab_table *t)
 static _Thread_local atab__tls_pair tls[TLS_SLOTS] ATAB__TLS;
 static _Thread_local unsigned tls_next ATAB__TLS;
 static _Thread_local atab__rec *tls_recs ATAB__TLS;   /* every record of this thread (g_lock) */
-_Thread_local atab__tls_pair atab__tls_last ATAB__TLS;
 
 /* g_lock guards the threads' record lists and the list of live tables; a
 ** thread's exit and a table's free meet there. The key's destructor runs
@@ -897,7 +754,7 @@ static void wait_queues_home(atab_table *t)
         pthread_mutex_unlock(&t->reg_lock);
         if (!away)
             return;
-        relax(&spins);
+        atab__relax(&spins);
     }
 }
 
@@ -943,7 +800,7 @@ static void fork_prepare(void)
         wait_queues_home(t);
     for (;;) {
         while (growths_freeing())
-            relax(&spins);
+            atab__relax(&spins);
         fork_lock(1);
         if (!growths_freeing())
             return;
@@ -1018,11 +875,11 @@ void atab__threads_init(atab_table *t)
 {
     static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
     pthread_mutex_init(&t->reg_lock, NULL);
-    have_membarrier();
+    atab__have_membarrier();
     pthread_once(&fork_once, register_fork);
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
-    t->fast_id = have_membarrier() ? t->id : ATAB__FENCED;
+    t->fast_id = atab__have_membarrier() ? t->id : ATAB__FENCED;
     t->next_table = g_tables;
     g_tables = t;
     pthread_mutex_unlock(&g_lock);

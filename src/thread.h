@@ -621,6 +621,15 @@ ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
 /* The misuse count: the table's and its records' (atab_stats.misuse). */
 ATAB__HIDDEN size_t atab__misuse(atab_table *t);
 
+/* Grace periods (grace.c). Is membarrier registered for this process
+** (asked once)? */
+ATAB__HIDDEN int atab__have_membarrier(void);
+/* The writer's half of the handshake with readers' sections (grace.c). */
+ATAB__HIDDEN void atab__writer_fence(atab_table *t);
+/* Waits until r is seen outside a section, or has left the one it was in. */
+ATAB__HIDDEN void atab__wait_out(atab__rec *r);
+/* A spinning waiter's turn: pause, then yield after 64 of them. */
+ATAB__HIDDEN void atab__relax(unsigned *spins);
 /* Waits until every record inside a section now has left it: at once
 ** when the caller is alone on t (atab__alone). */
 ATAB__HIDDEN void atab__synchronize(atab_table *t);
