@@ -173,14 +173,14 @@ test-tools: tests report-tool
 	sh tools/check-tools.sh $(O)
 # The library's files call one another in layers, never around a loop
 # (tools/check-layers.sh, from the objects' symbols), and the check's own test;
-# no library file passes 1,000 lines.
+# no library .c file passes 1,000 lines.
 # It waits for lib, whose make builds the objects: naming them here would let
 # this make compile them too, beside that one, under -j.
 test-layers: lib
 	sh tools/check-layers.sh --self-test "$(CC)"
 	sh tools/check-layers.sh $(LIB_OBJS)
 	@for f in $(LIB_SRCS); do n=$$(wc -l < $$f); [ $$n -le 1000 ] || \
-	    { echo "$$f: $$n lines; a library file keeps to 1,000 (split it)" >&2; exit 1; }; done
+	    { echo "$$f: $$n lines; a library .c file keeps to 1,000 (split it)" >&2; exit 1; }; done
 
 install: lib
 	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** gracecost.c - atomgracecost: what the machine charges for the barrier
-** behind atomtab's grace periods (thread.c): one
+** behind atomtab's grace periods (grace.c): one
 ** membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which interrupts every CPU
 ** running a thread of the process, with 0, 1, ... --spinners other threads
 ** running a register loop (keep it below the CPUs: a spinner that waits

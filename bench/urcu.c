@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** urcu.c - atomurcu: one grace period of atomtab's own (the records' seq
-** protocol and one membarrier, src/thread.c: atab__synchronize, reached
+** protocol and one membarrier, src/grace.c: atab__synchronize, reached
 ** through the static library) against userspace RCU's memb flavour
 ** (liburcu-memb: urcu_memb_synchronize_rcu, and urcu_memb_call_rcu, which
 ** batches callbacks behind the grace periods of a thread of its own), with

@@ -2,10 +2,14 @@
 /*
 ** grace.c - grace periods: the writer's fence (membarrier, where the
 ** kernel has it, else full fences on both sides), waiting for the records
-** seen inside a read-side section to leave it, and the grace period that
-** waits for every such record (atab__synchronize); with the state the
-** readers' inline side (thread.h) reads: the fence's, and the record this
-** thread used last. The records themselves are thread.c's.
+** seen inside a read-side section to leave it, a spinning waiter's turn
+** (atab__relax, which fork's waits in thread.c take too), whether the
+** caller is alone on a table (atab__alone), and the grace period that
+** waits for every record inside a section (atab__synchronize); with the
+** state the readers' inline side (thread.h) reads: the fence's, and the
+** record this thread used last. The records themselves are thread.c's.
+** It calls no other file of the library, so the test hook every file
+** may call (hooks.h: ATAB__PAUSE) is defined here, below them all.
 */
 #include <linux/membarrier.h>
 #include <sched.h>

@@ -2,7 +2,7 @@
 /*
 ** sweep.c - the sweep protocol: how unused atoms and replaced slot arrays
 ** are unlinked under the shards' locks and freed after a grace period
-** (thread.c: atab__synchronize). The queues themselves (taking one away,
+** (grace.c: atab__synchronize). The queues themselves (taking one away,
 ** putting it back, the blocks kept for new atoms) are thread.c's; the
 ** slot arrays and their rebuilds table.c's (table.h).
 **

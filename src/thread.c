@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** thread.c - per-thread records: finding this thread's record, the
-** cache of spare references, flushing it, the queues of atoms at 0, fork,
-** and giving a record back when its thread exits (grace periods are
-** grace.c's). The protocols are described in thread.h.
+** estimate of unused atoms, the queues of atoms at 0, the cache of spare
+** references and flushing it, fork, and giving a record back when its
+** thread exits (grace periods are grace.c's). The protocols are described
+** in thread.h.
 */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "table.h"
 

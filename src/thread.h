@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** thread.h - per-thread records (thread.c): read-side sections that let
-** lookups probe the table without locks, and a small cache of spare
-** references that keeps hot atoms' counts off shared cache lines.
+** lookups probe the table without locks (their grace periods: grace.c),
+** and a small cache of spare references that keeps hot atoms' counts off
+** shared cache lines.
 **
 ** Sections. A record's `seq` is ATAB__SEQ_IN while its thread is inside a
 ** section and ATAB__SEQ_OUT outside: its owner stores the one or the other,
@@ -174,8 +175,8 @@ typedef struct atab__tls_pair {
     uint64_t id;
     atab__rec *rec;
 } atab__tls_pair;
-extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;
-extern ATAB__HIDDEN int atab__membarrier_state;   /* > 0: readers need no fence */
+extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;   /* grace.c */
+extern ATAB__HIDDEN int atab__membarrier_state;   /* > 0: readers need no fence (grace.c) */
 
 /* This thread's record on t when it is not the last one used (a first
 ** visit registers one); NULL when none can be had (no memory; debug builds,
@@ -211,7 +212,7 @@ static inline void atab__enter_rec(atab__rec *r)
 }
 
 /* Enters a section where the caller saw t->fast_id match: membarrier
-** makes the writers fence for it (thread.c). */
+** makes the writers fence for it (grace.c: atab__writer_fence). */
 static inline void atab__enter_rec_nofence(atab__rec *r)
 {
     __atomic_store_n(&r->seq, ATAB__SEQ_IN, __ATOMIC_RELAXED);
@@ -628,7 +629,8 @@ ATAB__HIDDEN int atab__have_membarrier(void);
 ATAB__HIDDEN void atab__writer_fence(atab_table *t);
 /* Waits until r is seen outside a section, or has left the one it was in. */
 ATAB__HIDDEN void atab__wait_out(atab__rec *r);
-/* A spinning waiter's turn: pause, then yield after 64 of them. */
+/* A spinning waiter's turn: a pause for each of its first 63 turns, then a
+** yield for each. */
 ATAB__HIDDEN void atab__relax(unsigned *spins);
 /* Waits until every record inside a section now has left it: at once
 ** when the caller is alone on t (atab__alone). */
@@ -640,7 +642,8 @@ ATAB__HIDDEN void atab__synchronize(atab_table *t);
 ** call, so what the caller unlinked may be freed at once. The caller is
 ** outside any section of t. */
 ATAB__HIDDEN int atab__alone(atab_table *t);
-/* Gives every record's spares back to the counts, so each count is exact
+
+/* Records and their caches (thread.c). Gives every record's spares back to the counts, so each count is exact
 ** (until the next hit); with `unqueue`, also empties and frees every
 ** queue (its atoms at 0 left for a full sweep) with the blocks it keeps
 ** for new atoms; with `recycled`, calls it for each such block
