@@ -83,11 +83,11 @@ static void purge(atab_table *t)
     for (size_t k = 0; k < ATAB__CHUNK_CLASSES; k++) {
         atab_atom *prev = NULL, *next;
         for (atab_atom *a = t->free_blocks[k]; a; a = next) {
-            memcpy(&next, a, sizeof next);   /* blocks are only 4-aligned */
+            next = atab__block_next(a);
             if (chunk_of(t, a)->live != 0)
                 prev = a;
             else if (prev)   /* its chunk goes */
-                memcpy(prev, &next, sizeof next);
+                atab__block_link(prev, next);
             else
                 t->free_blocks[k] = next;
         }
@@ -163,7 +163,7 @@ static void *free_take(atab_table *t, size_t k)
 {
     atab_atom *a = t->free_blocks[k];
     if (a) {
-        memcpy(&t->free_blocks[k], a, sizeof a);
+        t->free_blocks[k] = atab__block_next(a);
         chunk_of(t, a)->live++;
     }
     return a;
@@ -194,7 +194,7 @@ static void put_locked(atab_table *t, atab_atom *p, size_t k)
 {
     ATAB__PAUSE("chunk:put", p);
     chunk_drop(t, chunk_of(t, p), 1);
-    memcpy(p, &t->free_blocks[k], sizeof p);   /* the link overwrites the header */
+    atab__block_link(p, t->free_blocks[k]);   /* the link overwrites the header */
     t->free_blocks[k] = p;
 }
 
@@ -228,7 +228,7 @@ void atab__chunk_free_lists(atab_table *t, atab_atom **lists)
     pthread_mutex_lock(&t->chunk_lock);
     for (size_t k = 0; k < ATAB__CHUNK_CLASSES; k++) {
         for (atab_atom *a = lists[k], *next; a; a = next) {
-            memcpy(&next, a, sizeof next);
+            next = atab__block_next(a);
             put_locked(t, a, k);
         }
         lists[k] = NULL;

@@ -91,6 +91,20 @@ typedef struct atab__bump {
     uint32_t next_size; /* of the next chunk; 0: ATAB__CHUNK_FIRST */
 } atab__bump;
 
+/* A free block's link to the next block of its list, in its first bytes
+** (over the atom's header), copied: blocks are only 4-aligned. */
+static inline atab_atom *atab__block_next(const void *blk)
+{
+    atab_atom *next;
+    memcpy(&next, blk, sizeof next);
+    return next;
+}
+
+static inline void atab__block_link(void *blk, const atab_atom *next)
+{
+    memcpy(blk, &next, sizeof next);
+}
+
 /* The bytes of an atom of len bytes in a chunk: rounded up to the grain. */
 static inline size_t atab__block_bytes(size_t len)
 {

@@ -143,7 +143,7 @@ static size_t free_blocks(atab_table *t, atab_atom **lists)
 {
     size_t n = 0;
     for (size_t c = 0; c < ATAB__RECYCLE_CLASSES; c++)
-        for (atab_atom *a = lists[c]; a; memcpy(&a, a, sizeof a))
+        for (atab_atom *a = lists[c]; a; a = atab__block_next(a))
             n++;
     if (n)
         atab__chunk_free_lists(t, lists);
@@ -155,7 +155,7 @@ static size_t free_blocks(atab_table *t, atab_atom **lists)
 static void block_onto(atab_atom **lists, atab_atom *a)
 {
     size_t c = atab__class_of(atab_len(a));
-    memcpy(a, &lists[c], sizeof lists[c]);
+    atab__block_link(a, lists[c]);
     lists[c] = a;
 }
 
@@ -488,7 +488,7 @@ static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t),
     atab_atom **kept = atab__queue_kept(r->queue, r->t->queue_cap);
     const atab__pend *p = atab__queue_pend(r->queue, r->t->queue_cap);
     for (size_t c = 0; c < ATAB__RECYCLE_CLASSES; c++)
-        for (const atab_atom *a = kept[c]; a; memcpy(&a, a, sizeof a))
+        for (const atab_atom *a = kept[c]; a; a = atab__block_next(a))
             fn(ud, a, ATAB__CHUNK_GRAIN * (c + 1));
     for (size_t i = 0; i < p->n; i++)
         fn(ud, p->atoms[i], atab__block_bytes(atab_len(p->atoms[i])));

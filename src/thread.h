@@ -584,7 +584,7 @@ static inline atab_atom *atab__recycled_take_in(atab__rec *r, uint32_t cap, size
     size_t c = atab__class_of(len);
     if (atab__cache_ours(r) && r->queue &&
         (a = (kept = atab__queue_kept(r->queue, cap))[c]) != NULL)
-        memcpy(&kept[c], a, sizeof a);   /* the next block */
+        kept[c] = atab__block_next(a);
     return a;
 }
 
