@@ -27,8 +27,9 @@
 **     hold count before the array (table.h), and where the lock finds it
 **     unchanged the lock is held for the slot's stores alone, into the
 **     room the probe saw (insert_short), else for the probe again too
-**     (atab__insert_made_locked, table.c); anything else takes the locked
-**     way (atab__find_or_insert_locked);
+**     (atab__insert_made_locked, table.c); the table's solo thread makes
+**     those stores with no lock at all (table.h: "the solo thread");
+**     anything else takes the locked way (atab__find_or_insert_locked);
 **   - a release of the atom its thread's insert made last takes its hash
 **     from the insert (thread.h: made);
 **   - every returned dynamic atom carries one reference for the caller;
@@ -104,8 +105,10 @@ ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
 ** count unchanged since the probe means nothing was filled and no array
 ** replaced since: the atom goes into the room seen, with no probe again,
 ** and the lock is dropped. Else the probe is made again under the lock
-** (atab__insert_made_locked). A shard with no array has a limit of 0, so
-** the room its probe saw, in atab__no_slots, is never written. */
+** (atab__insert_made_locked). The table's solo thread makes the same
+** check and stores with no lock, its record's solo_busy raised (table.h).
+** A shard with no array has a limit of 0, so the room its probe saw, in
+** atab__no_slots, is never written. */
 ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t len, uint64_t h,
                                            uint64_t holds, uintptr_t room, atab_atom *na)
 {
@@ -113,7 +116,22 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
     atab__atom_init_short(na, s, len);
     ATAB__PAUSE("insert:made", t);
     atab__shard *sh = atab__shard_of(t, h);
-    atab__shard_take(sh);
+    if (__atomic_load_n(&t->solo_rec, __ATOMIC_RELAXED) == r) {   /* table.h: solo */
+        __atomic_store_n(&r->solo_busy, 1, __ATOMIC_RELAXED);
+        atab__reader_fence();
+        if (ATAB__LIKELY(__atomic_load_n(&t->solo_rec, __ATOMIC_RELAXED) == r &&
+                         sh->holds == holds && sh->used < sh->limit)) {
+            ATAB__PAUSE("insert:solo", t);
+            atab__put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h),
+                         h);
+            sh->used++;
+            __atomic_store_n(&sh->holds, holds + 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&r->solo_busy, 0, __ATOMIC_RELEASE);
+            return atab__made_by(r, na, h);
+        }
+        __atomic_store_n(&r->solo_busy, 0, __ATOMIC_RELEASE);
+    }
+    atab__shard_take(t, sh);
     if (ATAB__LIKELY(sh->holds == holds && sh->used < sh->limit)) {   /* as the probe saw it */
         atab__put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h), h);
         sh->used++;
@@ -782,7 +800,7 @@ static int owns_atom(atab_table *t, const atab_atom *a)
 {
     uint64_t h = atab__atom_hash(t, a);
     atab__shard *sh = &t->shards[atab__h_shard(h)];
-    atab__shard_take(sh);
+    atab__shard_take(t, sh);
     int found = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
     atab__shard_drop(sh);
     return found;

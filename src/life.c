@@ -40,7 +40,7 @@ int atab_get_stats(atab_table *t, atab_stats *out)
     atab__table_visit_shards(t, NULL, stats_atom, out);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__shard_take(sh);
+        atab__shard_take(t, sh);
         out->statics_seen += sh->statics;
         out->capacity += atab__shard_cap(sh);
         atab__shard_drop(sh);
@@ -57,7 +57,7 @@ size_t atab_count(atab_table *t)
         return 0;
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__shard_take(sh);
+        atab__shard_take(t, sh);
         n += sh->used - sh->statics;
         atab__shard_drop(sh);
     }
@@ -115,7 +115,7 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
     seen_atom local[FOREACH_LOCAL], *v = local;
     size_t cap = FOREACH_LOCAL, n;
     int rc = ATAB_OK;
-    atab__shard_take(sh);
+    atab__shard_take(t, sh);
     if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do */
         cap = sh->used - sh->statics;
         if (!(v = atab__alloc(t, cap * sizeof *v))) {

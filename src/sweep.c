@@ -136,7 +136,7 @@ static void shrink(atab_table *t, atab__shard *sh, uint64_t *arrays, size_t *n)
 static size_t sweep_shard(atab_table *t, atab__shard *sh, retire *rt)
 {
     size_t freed = 0;
-    atab__shard_take(sh);
+    atab__shard_take(t, sh);
     atab__arr v = atab__arr_of(*sh->arr);
     for (size_t i = 0; i < atab__arr_cap(v) && retire_room(t, rt) == 0; i++) {
         if (!atab__slot_full(v, i))
@@ -360,7 +360,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
         if (!alone && (next = next_list(heads, s + 1)) < ATAB__SHARDS)
             prefetch_list(t, next, q, h, heads[next]);
         atab__shard *sh = &t->shards[s];
-        atab__shard_take(sh);
+        atab__shard_take(t, sh);
         dead += unqueue_list(sh, q, h, i, &spared);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);

@@ -503,7 +503,7 @@ static const atab_atom *find_or_insert_locked(atab_table *t, const atab__key *k,
     const atab_atom *a = NULL;
     ab_groups ab;
 
-    atab__shard_take(sh);
+    atab__shard_take(t, sh);
     if ((a = find_locked(*sh->arr, k, &ab)) != NULL) {
         if (!atab_is_static(a))
             atab__count_take(a, 1);   /* never dead under the lock */
@@ -599,7 +599,7 @@ void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn, atab__visi
 {
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
-        atab__shard_take(sh);   /* this shard only, never all */
+        atab__shard_take(t, sh);   /* this shard only, never all */
         atab__arr v = atab__arr_of(*sh->arr);
         visit_array(array_fn, ud, *sh->arr);
         for (size_t j = 0; j < atab__arr_cap(v); j++)

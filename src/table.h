@@ -331,6 +331,12 @@ struct atab_table {
     size_t n_sets;
     void *host_cache;           /* external.c's cache, or NULL */
     void *raw;                  /* the allocation holding this (aligned) table */
+    /* The solo thread (below, "the solo thread"): the address of its
+    ** atab__tls_last (&atab__solo_unclaimed before one; NULL for good once
+    ** another thread takes a shard's lock), and its record, once it has
+    ** one (written under reg_lock; atomic). */
+    const void *solo_tid;
+    atab__rec *solo_rec;
     /* What writers write. */
     atab__shard shards[ATAB__SHARDS] __attribute__((aligned(64)));
     size_t bytes __attribute__((aligned(64)));   /* requested bytes in use but the
@@ -398,13 +404,42 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
     return &t->shards[atab__h_shard(h)];
 }
 
+/* The solo thread. The first thread to take a shard's lock on a table
+** becomes its solo thread: from then on, once it has a record, it may put
+** a short key's atom into the room its probe saw without the shard's lock
+** (intern.c: insert_block), counting the hold as a drop does. Such a solo
+** insert raises its record's solo_busy, then (with the readers' fence:
+** none where membarrier makes the writer fence) sees t->solo_rec still its
+** own, and lowers solo_busy after its stores. Any other thread, before it
+** takes a shard's lock (a fork's too), ends the bias for good
+** (atab__solo_meet, grace.c): it clears solo_rec, fences as a grace
+** period's writer does, waits while solo_busy is up, then clears solo_tid.
+** So a lock's holder never meets a solo insert, and the hold counts
+** (below) stay exact; nothing waits for a section. When the solo thread
+** gives its record back (its exit), no other thread has taken a lock since
+** it became solo, and the table is unclaimed again. Lookups and hits of
+** other threads leave the bias alone: they take no lock. */
+extern ATAB__HIDDEN const char atab__solo_unclaimed;   /* its address: no solo thread yet */
+ATAB__HIDDEN void atab__solo_meet(atab_table *t);
+
+/* Before a shard's lock: claims t, or ends its bias, unless the caller is
+** its solo thread or the bias has ended. */
+static inline void atab__solo_check(atab_table *t)
+{
+    const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_ACQUIRE);
+    if (solo && solo != (const void *)&atab__tls_last)
+        atab__solo_meet(t);
+}
+
 /* Takes and drops a shard's lock. Each drop counts the hold in sh->holds,
 ** after the hold's writes; a thread that read `holds` before it read the
 ** shard's array word and probed, and finds the same count under the lock,
 ** knows that no slot of the shard was filled nor its array replaced since
-** (every write to a shard is made under its lock). */
-static inline void atab__shard_take(atab__shard *sh)
+** (every write to a shard is made under its lock, or by a solo insert,
+** which counts as a hold). */
+static inline void atab__shard_take(atab_table *t, atab__shard *sh)
 {
+    atab__solo_check(t);
     atab__lock_take(&sh->lock);
 }
 

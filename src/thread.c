@@ -599,6 +599,10 @@ static void unlink_rec(atab__rec *r)
             break;
         }
     }
+    if (t->solo_rec == r) {   /* its thread's exit (or the table's end) */
+        __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_unclaimed, __ATOMIC_RELAXED);
+    }
     fold_sums(t, r);
     pthread_mutex_unlock(&t->reg_lock);
 }
@@ -650,6 +654,8 @@ static atab__rec *new_rec(atab_table *t)
     pthread_mutex_lock(&t->reg_lock);
     r->next = t->recs;
     t->recs = r;
+    if (__atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED) == (const void *)&atab__tls_last)
+        __atomic_store_n(&t->solo_rec, r, __ATOMIC_RELAXED);   /* table.h: solo */
     pthread_mutex_unlock(&t->reg_lock);
     return r;
 }
@@ -730,6 +736,10 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** with them held reads the counts again, exact now: one that grew
 ** meanwhile has the locks given back and is waited for in turn.
 **
+** A forking thread that is not a table's solo thread ends its bias before
+** it takes that table's reg_lock (table.h: atab__solo_check), which waits
+** for a solo insert under way: a child never has one half made.
+**
 ** Not waited for: a short key's insert between the atom it made from its
 ** thread's chunk and the shard's lock (intern.c: insert_block), or after
 ** it, with a block made for a key another insert put in first (freed past
@@ -763,9 +773,10 @@ static void fork_lock(int lock)
     for (atab_table *t = g_tables; t; t = t->next_table) {
         if (lock) {
             pthread_mutex_lock(&t->sweep_lock);
+            atab__solo_check(t);   /* before reg_lock, which its end takes */
             pthread_mutex_lock(&t->reg_lock);
             for (unsigned i = 0; i < ATAB__SHARDS; i++)
-                atab__shard_take(&t->shards[i]);
+                atab__shard_take(t, &t->shards[i]);
             atab__lock_take(&t->retired_lock);
             pthread_mutex_lock(&t->chunk_lock);
         } else {
@@ -880,6 +891,8 @@ void atab__threads_init(atab_table *t)
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
     t->fast_id = atab__have_membarrier() ? t->id : ATAB__FENCED;
+    t->solo_tid = &atab__solo_unclaimed;   /* table.h: the solo thread */
+    t->solo_rec = NULL;
     t->next_table = g_tables;
     g_tables = t;
     pthread_mutex_unlock(&g_lock);

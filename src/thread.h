@@ -145,6 +145,8 @@ typedef struct atab__rec {
                                  with it): a queue with room has nq < qcap */
     uint32_t away;            /* its queue is away for a sweep, or being made (the owner's stores;
                                  atomic): a fork waits for it to come back */
+    uint32_t solo_busy;       /* its thread is in a solo insert (table.h; the owner's
+                                 stores, atomic): the bias's end waits for it */
     const atab_atom **queue;  /* room for t->queue_cap atoms this thread left
                                  unused, or NULL: set by the owner in a section,
                                  freed by a full sweep's flusher (atomic) */

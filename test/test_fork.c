@@ -683,6 +683,80 @@ static void a_fork_waits_for_a_growth_that_frees_its_old_array_and_the_child_lea
     assert_int_equal(c.wa.live, 0);
 }
 
+/* ---- a fork from another thread while the solo thread inserts ---- */
+
+static char g_solo_keys[2][32];   /* two keys of one shard */
+
+/* Two keys of one shard of t into g_solo_keys. */
+static void solo_keys(atab_table *t)
+{
+    unsigned shard = atab__h_shard(atab__hash_bytes(t->seed, "solo-first", 10));
+    strcpy(g_solo_keys[0], "solo-first");
+    for (int k = 0;; k++) {
+        snprintf(g_solo_keys[1], sizeof g_solo_keys[1], "solo-second-%d", k);
+        const char *s = g_solo_keys[1];
+        if (atab__h_shard(atab__hash_bytes(t->seed, s, strlen(s))) == shard)
+            return;
+    }
+}
+
+/* The first key (its shard's lock: this thread claims t), then the second
+** (a solo insert into the room the first left: table.h). Both held. */
+static void *do_solo_two(void *arg)
+{
+    held_mem_case *c = arg;
+    atab_intern_cstr(c->t, g_solo_keys[0]);
+    atab_intern_cstr(c->t, g_solo_keys[1]);
+    return NULL;
+}
+
+/* Forks; the child finds both keys, uses the table, and frees it. */
+static void *do_fork_finding_solo_keys(void *arg)
+{
+    held_mem_case *c = arg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 2; i++)
+            if (!atab_lookup(c->t, g_solo_keys[i], strlen(g_solo_keys[i])))
+                _exit(31 + i);
+        _exit(child_use(c->t, 0));
+    }
+    __atomic_store_n(&c->forked, 1, __ATOMIC_RELEASE);
+    c->child_rc = pid < 0 ? -3 : wait_child(pid);
+    return NULL;
+}
+
+/* The solo thread W stops inside a solo insert (insert:solo), its slot,
+** its count of the shard's keys and its hold made in no lock. A fork from
+** another thread F ends the bias first, which waits for W's insert, so the
+** child never sees an insert half made: it finds both keys and counts
+** exactly. */
+static void a_fork_from_another_thread_waits_for_a_solo_insert(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no solo inserts */
+#endif
+    held_mem_case c;
+    worker w;
+    memset(&c, 0, sizeof c);
+    pauses_reset();
+    c.al = wa_allocator(&c.wa);
+    atab_options o = plain_options(&c.al, 7);
+    o.sweep_threshold = SIZE_MAX;
+    assert_non_null(c.t = atab_table_new(&o));
+    solo_keys(c.t);
+    pause_at *p = pause_arm("insert:solo", ROLE_A, c.t);
+    worker_start(&w, ROLE_A, do_solo_two, &c);
+    int waited = fork_while_held(&c, p, &w, do_fork_finding_solo_keys);
+    assert_int_equal(c.child_rc, 0);   /* 31, 32: a key not found; 10-16: child_use */
+    assert_true(waited);               /* fork() returned only after W's insert */
+    assert_null(c.t->solo_tid);        /* F's lock ended the bias */
+    assert_int_equal(atab_count(c.t), 2);
+    atab_table_free(c.t);
+    assert_int_equal(c.wa.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -694,6 +768,7 @@ int main(void)
         cmocka_unit_test(a_fork_waits_for_a_queue_away_for_its_sweep_and_the_child_leaks_nothing),
         cmocka_unit_test(a_fork_waits_for_a_growth_that_frees_its_old_array_and_the_child_leaks_nothing),
         cmocka_unit_test(a_fork_waits_for_a_queue_being_made_and_the_child_leaks_nothing),
+        cmocka_unit_test(a_fork_from_another_thread_waits_for_a_solo_insert),
     };
     pthread_atfork(NULL, NULL, child_begins);   /* before any table registers its own */
     return cmocka_run_group_tests(tests, NULL, NULL);

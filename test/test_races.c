@@ -1504,6 +1504,204 @@ static void insert_paused_with_its_atom_made_while_another_key_takes_its_room(vo
     made_schedule(2);
 }
 
+/* ---- the solo thread (table.h): inserts without the shard's lock ---- */
+
+#define SOLO_KEY "solo-insert-key"   /* 15 bytes: the short-key path */
+
+typedef struct solo_case {
+    atab_table *t;
+    unsigned shard;
+    char other[32];           /* a key of SOLO_KEY's shard, for the second thread */
+    const atab_atom *first;   /* the first insert's atom (locked: it claims t) */
+    const atab_atom *got;
+    atab__rec *rec;           /* the thread's record on t */
+} solo_case;
+
+/* A key of shard `shard` of t, other than `not`, into buf. */
+static void key_of_shard(atab_table *t, unsigned shard, const char *not, char *buf, size_t size)
+{
+    for (int k = 0;; k++) {
+        snprintf(buf, size, "%s-%d", not, k);
+        if (shard_of_key(t, buf) == shard)
+            return;
+    }
+}
+
+/* Interns a key of SOLO_KEY's shard (its first insert on t: the lock, and
+** the claim), then SOLO_KEY into the room it left (a solo insert). */
+static void *do_solo_pair(void *arg)
+{
+    solo_case *c = arg;
+    char first[32];
+    key_of_shard(c->t, c->shard, "first", first, sizeof first);
+    c->first = atab_intern_cstr(c->t, first);
+    c->rec = atab__tls_last.rec;
+    c->got = atab_intern_cstr(c->t, SOLO_KEY);
+    return NULL;
+}
+
+static void *do_intern_other(void *arg)
+{
+    solo_case *c = arg;
+    c->got = atab_intern_cstr(c->t, c->other);
+    return NULL;
+}
+
+static void solo_setup(solo_case *c, atab_allocator *al)
+{
+    atab_options o = plain_options(al, 12);
+    setup_hooks();
+    o.sweep_threshold = SIZE_MAX;
+    c->t = atab_table_new(&o);
+    c->shard = shard_of_key(c->t, SOLO_KEY);
+    key_of_shard(c->t, c->shard, "other", c->other, sizeof c->other);
+}
+
+/* Every atom of the case's table found by its key, with `refs` references
+** each, and the shard's count of them; then the table freed. */
+static void solo_check_and_free(solo_case *c, const atab_atom *const *atoms, size_t n,
+                                watch_alloc *wa)
+{
+    atab_stats st;
+    for (size_t i = 0; i < n; i++) {
+        assert_ptr_equal(atab_lookup(c->t, atab_chars(atoms[i]), atab_len(atoms[i])), atoms[i]);
+        assert_int_equal(atab_release(c->t, atoms[i]), ATAB_OK);   /* the lookup's */
+    }
+    atab_get_stats(c->t, &st);
+    assert_int_equal(st.atoms, n);
+    assert_int_equal(st.misuse, 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(atab__count(atoms[i]), 1);
+    assert_int_equal(c->t->shards[c->shard].used, n);
+    atab_table_free(c->t);
+    assert_int_equal(wa->live, 0);
+}
+
+/* The solo thread S stops inside its solo insert ("insert:solo"); another
+** thread's insert into the same shard must end the bias first, and waits
+** for S's insert (solo_busy): it is held up until S is let go, then finds
+** the hold S counted and probes again under the lock. Both atoms are
+** kept, counts exact, and the bias is over. */
+static void a_solo_insert_paused_midway_holds_another_threads_insert(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    solo_case c = {0}, d;
+    worker s, o;
+    solo_setup(&c, &al);
+    pause_at *ps = pause_arm("insert:solo", ROLE_A, c.t);
+    worker_start(&s, ROLE_A, do_solo_pair, &c);
+    pause_wait(ps);
+    assert_non_null(c.first);
+    assert_ptr_equal(__atomic_load_n(&c.t->solo_rec, __ATOMIC_ACQUIRE), c.rec);
+    uint64_t holds = c.t->shards[c.shard].holds;
+    d = c;
+    worker_start(&o, ROLE_B, do_intern_other, &d);
+    assert_true(worker_held(&o));   /* waiting for S's insert */
+    assert_null(d.got);
+    pause_release(ps);
+    worker_join(&s);
+    worker_join(&o);
+    assert_non_null(c.got);
+    assert_non_null(d.got);
+    assert_string_equal(atab_chars(c.got), SOLO_KEY);
+    assert_string_equal(atab_chars(d.got), c.other);
+    assert_null(__atomic_load_n(&c.t->solo_tid, __ATOMIC_ACQUIRE));   /* over, for good */
+    assert_null(c.t->solo_rec);
+    assert_true(c.t->shards[c.shard].holds >= holds + 2);   /* S's solo hold, O's lock */
+    const atab_atom *atoms[] = {c.first, c.got, d.got};
+    solo_check_and_free(&c, atoms, 3, &wa);
+}
+
+/* Interns c->other (the lock: it claims t), then another key of its
+** shard (a solo insert). */
+static void *do_intern_two(void *arg)
+{
+    solo_case *c = arg;
+    char second[32];
+    key_of_shard(c->t, c->shard, "second", second, sizeof second);
+    c->first = atab_intern_cstr(c->t, c->other);
+    c->rec = atab__tls_last.rec;
+    c->got = atab_intern_cstr(c->t, second);
+    return NULL;
+}
+
+/* The solo thread's exit leaves the table unclaimed: the next thread to
+** take a lock claims it, and its next insert is a solo one (it reaches
+** "insert:solo"). */
+static void the_solo_threads_exit_leaves_the_table_to_the_next_thread(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    solo_case c = {0}, d;
+    worker s, n;
+    solo_setup(&c, &al);
+    worker_start(&s, ROLE_A, do_solo_pair, &c);
+    worker_join(&s);   /* its record given back */
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_unclaimed);
+    assert_null(c.t->solo_rec);
+    assert_true(c.t->shards[c.shard].used + 2 <= c.t->shards[c.shard].limit);
+    d = c;
+    d.got = d.first = NULL;
+    pause_at *pn = pause_arm("insert:solo", ROLE_B, c.t);
+    worker_start(&n, ROLE_B, do_intern_two, &d);
+    pause_wait(pn);   /* a hang here: no solo insert */
+    assert_ptr_equal(c.t->solo_rec, d.rec);
+    pause_release(pn);
+    worker_join(&n);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_unclaimed);   /* N's exit */
+    assert_non_null(d.first);
+    assert_non_null(d.got);
+    const atab_atom *atoms[] = {c.first, c.got, d.first, d.got};
+    solo_check_and_free(&c, atoms, 4, &wa);
+}
+
+static void *do_hits(void *arg)
+{
+    solo_case *c = arg;
+    for (int i = 0; i < 100; i++) {
+        const atab_atom *a = atab_intern_cstr(c->t, SOLO_KEY);   /* a hit */
+        if (a != c->first || atab_release(c->t, a) != ATAB_OK)
+            return NULL;
+    }
+    c->got = c->first;
+    return NULL;
+}
+
+/* Another thread's hits (interns of a present key, and releases) take no
+** lock: the bias stays, through that thread's exit, and through this
+** thread's next insert. */
+static void another_threads_hits_leave_the_bias(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    solo_case c = {0};
+    worker h;
+    solo_setup(&c, &al);
+    c.first = atab_intern_cstr(c.t, SOLO_KEY);   /* this thread claims t */
+    assert_ptr_equal(c.t->solo_tid, &atab__tls_last);
+    atab__rec *mine = c.t->solo_rec;
+    assert_ptr_equal(mine, atab__tls_last.rec);
+    worker_start(&h, ROLE_B, do_hits, &c);
+    worker_join(&h);
+    assert_ptr_equal(c.got, c.first);
+    assert_ptr_equal(c.t->solo_tid, &atab__tls_last);
+    assert_ptr_equal(c.t->solo_rec, mine);
+    uint64_t holds = c.t->shards[c.shard].holds;
+    const atab_atom *o = atab_intern_cstr(c.t, c.other);
+    assert_non_null(o);
+    assert_int_equal(c.t->shards[c.shard].holds, holds + 1);   /* one hold, counted */
+    assert_ptr_equal(c.t->solo_rec, mine);   /* its own insert keeps the bias */
+    const atab_atom *atoms[] = {c.first, o};
+    solo_check_and_free(&c, atoms, 2, &wa);
+}
+
 /* ---- a short key's insert takes its block in its probe's section ---- */
 
 #define TAKE_N 64   /* the sweep threshold: the 64th release sweeps the queue */
@@ -1911,6 +2109,9 @@ int main(void)
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_another_key_takes_its_room),
+        cmocka_unit_test(a_solo_insert_paused_midway_holds_another_threads_insert),
+        cmocka_unit_test(the_solo_threads_exit_leaves_the_table_to_the_next_thread),
+        cmocka_unit_test(another_threads_hits_leave_the_bias),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
         cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
