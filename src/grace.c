@@ -4,9 +4,8 @@
 ** kernel has it, else full fences on both sides), waiting for the records
 ** seen inside a read-side section to leave it, a spinning waiter's turn
 ** (atab__relax, which fork's waits in thread.c take too), whether the
-** caller is alone on a table (atab__alone), the end of a table's solo
-** thread (atab__solo_meet, table.h), and the grace period that waits for
-** every record inside a section (atab__synchronize); with the
+** caller is alone on a table (atab__alone), and the grace period that
+** waits for every record inside a section (atab__synchronize); with the
 ** state the readers' inline side (thread.h) reads: the fence's, and the
 ** record this thread used last. The records themselves are thread.c's.
 ** It calls no other file of the library, so the test hook every file
@@ -133,32 +132,6 @@ int atab__alone(atab_table *t)
     int alone = !r || (r == own && !r->next);
     pthread_mutex_unlock(&t->reg_lock);
     return alone;
-}
-
-const char atab__solo_unclaimed;
-
-void atab__solo_meet(atab_table *t)
-{
-    pthread_mutex_lock(&t->reg_lock);
-    const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
-    if (solo == &atab__solo_unclaimed) {   /* the caller is the first */
-        __atomic_store_n(&t->solo_tid, (const void *)&atab__tls_last, __ATOMIC_RELAXED);
-        if (atab__tls_last.id == t->id)   /* else its record, made later (thread.c) */
-            __atomic_store_n(&t->solo_rec, atab__tls_last.rec, __ATOMIC_RELAXED);
-    } else if (solo && solo != (const void *)&atab__tls_last) {
-        atab__rec *r = t->solo_rec;
-        __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_SEQ_CST);
-        if (r) {
-            /* the solo thread now either is seen in a solo insert, or sees
-            ** solo_rec cleared in its next one and takes the lock */
-            unsigned spins = 0;
-            atab__writer_fence(t);
-            while (__atomic_load_n(&r->solo_busy, __ATOMIC_ACQUIRE))
-                atab__relax(&spins);
-        }
-        __atomic_store_n(&t->solo_tid, NULL, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&t->reg_lock);
 }
 
 void atab__synchronize(atab_table *t)

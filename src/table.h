@@ -333,8 +333,8 @@ struct atab_table {
     void *raw;                  /* the allocation holding this (aligned) table */
     /* The solo thread (below, "the solo thread"): the address of its
     ** atab__tls_last (&atab__solo_unclaimed before one; NULL for good once
-    ** another thread takes a shard's lock), and its record, once it has
-    ** one (written under reg_lock; atomic). */
+    ** another thread takes a shard's lock), and its record (written under
+    ** reg_lock; atomic). */
     const void *solo_tid;
     atab__rec *solo_rec;
     /* What writers write. */
@@ -404,21 +404,25 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
     return &t->shards[atab__h_shard(h)];
 }
 
-/* The solo thread. The first thread to take a shard's lock on a table
-** becomes its solo thread: from then on, once it has a record, it may put
-** a short key's atom into the room its probe saw without the shard's lock
-** (intern.c: insert_block), counting the hold as a drop does. Such a solo
-** insert raises its record's solo_busy, then (with the readers' fence:
-** none where membarrier makes the writer fence) sees t->solo_rec still its
-** own, and lowers solo_busy after its stores. Any other thread, before it
-** takes a shard's lock (a fork's too), ends the bias for good
-** (atab__solo_meet, grace.c): it clears solo_rec, fences as a grace
-** period's writer does, waits while solo_busy is up, then clears solo_tid.
-** So a lock's holder never meets a solo insert, and the hold counts
-** (below) stay exact; nothing waits for a section. When the solo thread
-** gives its record back (its exit), no other thread has taken a lock since
-** it became solo, and the table is unclaimed again. Lookups and hits of
-** other threads leave the bias alone: they take no lock. */
+/* The solo thread. The first thread to take a shard's lock on a table,
+** with a record on it, becomes its solo thread (thread.c:
+** atab__solo_meet): its short-key inserts whose probe's hold count still
+** stands put their atom into the room seen with no lock (intern.c:
+** insert_block), counting the hold as a drop does. Such a solo insert
+** raises its record's solo_busy, then (with the readers' fence: none
+** where membarrier makes the writer fence) sees t->solo_rec still its own,
+** and lowers solo_busy after its stores. Any other thread, before it takes
+** a shard's lock, ends the bias for good (as does a first lock taken by a
+** thread with no record on the table, or one its slots no longer name):
+** under reg_lock it clears solo_rec, fences as a grace period's writer
+** does, waits while solo_busy is up, then clears solo_tid. A fork from
+** another thread does the same (thread.c, "fork"). So a lock's holder
+** never meets a solo insert, and the hold counts (below) stay exact;
+** nothing waits for a section. When the solo thread gives its record back
+** (its exit), no other thread has taken a lock since its claim, and the
+** table is unclaimed again. Hits and releases of other threads, and their
+** lookups, leave the bias alone: they take no lock (but for a lookup that
+** caches a static atom in its shard, intern.c: after_miss). */
 extern ATAB__HIDDEN const char atab__solo_unclaimed;   /* its address: no solo thread yet */
 ATAB__HIDDEN void atab__solo_meet(atab_table *t);
 

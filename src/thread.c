@@ -599,7 +599,8 @@ static void unlink_rec(atab__rec *r)
             break;
         }
     }
-    if (t->solo_rec == r) {   /* its thread's exit (or the table's end) */
+    if (t->solo_rec == r) {   /* its thread's exit (or the table's end): no
+                                 other thread has taken a lock since its claim */
         __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_unclaimed, __ATOMIC_RELAXED);
     }
@@ -654,8 +655,6 @@ static atab__rec *new_rec(atab_table *t)
     pthread_mutex_lock(&t->reg_lock);
     r->next = t->recs;
     t->recs = r;
-    if (__atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED) == (const void *)&atab__tls_last)
-        __atomic_store_n(&t->solo_rec, r, __ATOMIC_RELAXED);   /* table.h: solo */
     pthread_mutex_unlock(&t->reg_lock);
     return r;
 }
@@ -692,6 +691,54 @@ atab__rec *atab__rec_find(atab_table *t)
     atab__tls_last.id = t->id;
     atab__tls_last.rec = r;
     return r;
+}
+
+/* ---- the solo thread (table.h) ---- */
+
+const char atab__solo_unclaimed;
+
+/* This thread's record on t where its slots still name one (no lock, and
+** none made); else NULL. */
+static atab__rec *rec_known(const atab_table *t)
+{
+    if (atab__tls_last.id == t->id)
+        return atab__tls_last.rec;
+    for (unsigned i = 0; i < TLS_SLOTS; i++)
+        if (tls[i].id == t->id)
+            return tls[i].rec;
+    return NULL;
+}
+
+/* Ends t's bias for good (reg_lock held): no solo record, the writer's
+** fence, the wait for a solo insert under way, then no solo thread. */
+static void solo_end(atab_table *t)
+{
+    atab__rec *r = t->solo_rec;
+    __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_SEQ_CST);
+    if (r) {
+        /* the solo thread now either is seen in a solo insert, or sees
+        ** solo_rec cleared in its next one and takes the lock */
+        unsigned spins = 0;
+        atab__writer_fence(t);
+        while (__atomic_load_n(&r->solo_busy, __ATOMIC_ACQUIRE))
+            atab__relax(&spins);
+    }
+    __atomic_store_n(&t->solo_tid, NULL, __ATOMIC_RELEASE);
+}
+
+void atab__solo_meet(atab_table *t)
+{
+    atab__rec *mine = rec_known(t);
+    pthread_mutex_lock(&t->reg_lock);
+    const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
+    if (solo == &atab__solo_unclaimed && mine) {   /* the first lock: a claim */
+        __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->solo_tid, (const void *)&atab__tls_last, __ATOMIC_RELAXED);
+    } else if (solo && solo != (const void *)&atab__tls_last) {
+        solo_end(t);   /* another thread's; or unclaimed, and the caller has
+                          no record to claim it with: none to wait for */
+    }
+    pthread_mutex_unlock(&t->reg_lock);
 }
 
 /* ---- the table's side ---- */
@@ -736,9 +783,11 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** with them held reads the counts again, exact now: one that grew
 ** meanwhile has the locks given back and is waited for in turn.
 **
-** A forking thread that is not a table's solo thread ends its bias before
-** it takes that table's reg_lock (table.h: atab__solo_check), which waits
-** for a solo insert under way: a child never has one half made.
+** A forking thread that is not a table's solo thread ends its bias (a
+** table nobody has claimed stays unclaimed), under reg_lock, before it
+** takes the shards' locks: that waits for a solo insert under way, so a
+** child never has one half made; and while reg_lock is held no thread can
+** claim a table (table.h: the solo thread).
 **
 ** Not waited for: a short key's insert between the atom it made from its
 ** thread's chunk and the shard's lock (intern.c: insert_block), or after
@@ -773,10 +822,12 @@ static void fork_lock(int lock)
     for (atab_table *t = g_tables; t; t = t->next_table) {
         if (lock) {
             pthread_mutex_lock(&t->sweep_lock);
-            atab__solo_check(t);   /* before reg_lock, which its end takes */
             pthread_mutex_lock(&t->reg_lock);
-            for (unsigned i = 0; i < ATAB__SHARDS; i++)
-                atab__shard_take(t, &t->shards[i]);
+            const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
+            if (solo && solo != &atab__solo_unclaimed && solo != (const void *)&atab__tls_last)
+                solo_end(t);   /* another thread's: its insert under way ends */
+            for (unsigned i = 0; i < ATAB__SHARDS; i++)   /* no claim while reg_lock is held */
+                atab__lock_take(&t->shards[i].lock);
             atab__lock_take(&t->retired_lock);
             pthread_mutex_lock(&t->chunk_lock);
         } else {

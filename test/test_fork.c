@@ -757,6 +757,41 @@ static void a_fork_from_another_thread_waits_for_a_solo_insert(void **state)
     assert_int_equal(c.wa.live, 0);
 }
 
+/* A fork before any thread took a lock on a table leaves it unclaimed
+** (the forker takes every lock, but claims nothing), in the parent and in
+** the child: the first thread to insert after it is the table's solo
+** thread, here and there. */
+static void a_fork_leaves_an_unclaimed_table_unclaimed(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no thread claims a table */
+#endif
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    atab_options o = plain_options(&al, 7);
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    assert_ptr_equal(t->solo_tid, &atab__solo_unclaimed);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (t->solo_tid != &atab__solo_unclaimed)
+            _exit(40);
+        const atab_atom *a = atab_intern_cstr(t, "claimed-in-the-child");
+        _exit(!a ? 41 : t->solo_tid != (const void *)&atab__tls_last ? 42 : 0);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(wait_child(pid), 0);   /* 40-42: the child's table */
+    assert_ptr_equal(t->solo_tid, &atab__solo_unclaimed);
+    const atab_atom *a = atab_intern_cstr(t, "claimed-in-the-parent");
+    assert_non_null(a);
+    assert_ptr_equal(t->solo_tid, &atab__tls_last);
+    assert_ptr_equal(t->solo_rec, atab__tls_last.rec);
+    assert_int_equal(atab_release(t, a), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(wa.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -769,6 +804,7 @@ int main(void)
         cmocka_unit_test(a_fork_waits_for_a_growth_that_frees_its_old_array_and_the_child_leaks_nothing),
         cmocka_unit_test(a_fork_waits_for_a_queue_being_made_and_the_child_leaks_nothing),
         cmocka_unit_test(a_fork_from_another_thread_waits_for_a_solo_insert),
+        cmocka_unit_test(a_fork_leaves_an_unclaimed_table_unclaimed),
     };
     pthread_atfork(NULL, NULL, child_begins);   /* before any table registers its own */
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1702,6 +1702,41 @@ static void another_threads_hits_leave_the_bias(void **state)
     solo_check_and_free(&c, atoms, 2, &wa);
 }
 
+static void *do_count(void *arg)
+{
+    solo_case *c = arg;
+    c->first = (const atab_atom *)(uintptr_t)atab_count(c->t);
+    return NULL;
+}
+
+/* The first lock taken on a table by a thread with no record there (here
+** atab_count's) ends the bias for good: that thread has no record to make
+** solo inserts with, and none to give back at its exit, which would
+** leave the table unclaimed again. This thread's inserts then take the
+** locks, and the bias stays ended. */
+static void a_first_lock_from_a_thread_with_no_record_ends_the_bias(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    solo_case c = {0};
+    worker w;
+    solo_setup(&c, &al);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_unclaimed);
+    worker_start(&w, ROLE_B, do_count, &c);
+    worker_join(&w);
+    assert_null(c.first);   /* atab_count said 0 */
+    assert_null(c.t->solo_tid);
+    assert_null(c.t->solo_rec);
+    const atab_atom *a = atab_intern_cstr(c.t, SOLO_KEY);
+    const atab_atom *b = atab_intern_cstr(c.t, c.other);
+    assert_null(c.t->solo_tid);   /* no claim after the end */
+    assert_null(c.t->solo_rec);
+    const atab_atom *atoms[] = {a, b};
+    solo_check_and_free(&c, atoms, 2, &wa);
+}
+
 /* ---- a short key's insert takes its block in its probe's section ---- */
 
 #define TAKE_N 64   /* the sweep threshold: the 64th release sweeps the queue */
@@ -2112,6 +2147,7 @@ int main(void)
         cmocka_unit_test(a_solo_insert_paused_midway_holds_another_threads_insert),
         cmocka_unit_test(the_solo_threads_exit_leaves_the_table_to_the_next_thread),
         cmocka_unit_test(another_threads_hits_leave_the_bias),
+        cmocka_unit_test(a_first_lock_from_a_thread_with_no_record_ends_the_bias),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
         cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
