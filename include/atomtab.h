@@ -233,12 +233,28 @@ ATAB_API atab_table *atab_table_new(const atab_options *opts);
 ATAB_API void atab_table_free(atab_table *t);
 
 /*
+ * Threads. Every call but atab_table_free may run on any thread at once.
+ * A table that one thread fills, as most hosts' tables are (a parser's, a
+ * compiler's, a script engine's main thread), is faster for it: the first
+ * thread to take one of the table's internal locks (its first insert, as
+ * a rule) inserts without them from then on, until another thread takes
+ * one. Any other thread's insert, its release of an atom's last reference
+ * (whose sweep takes them), atab_count, atab_get_stats, atab_foreach, a
+ * report or a fork ends that for good, after one wait for an insert under
+ * way; other threads' hits and lookups do not (but for the first lookup
+ * of a static atom in its part of the table), nor releases that leave an
+ * atom referenced. When that first thread exits, the next thread to take a
+ * lock has it.
+ */
+
+/*
  * fork(). A multithreaded host may fork while its threads use tables.
  * Around fork() the library takes every live table's locks (pthread_atfork
  * handlers, registered by the first atab_table_new), so a fork waits for a
  * sweep (a full one, or a thread's sweep of the atoms it left unused), an
  * insert (and the free of the slot array its growth replaced) or a
- * thread's exit in progress to end; lock-free hits never hold it up. Not
+ * thread's exit in progress, or another thread's insert made without the
+ * locks (above, "Threads"), to end; lock-free hits never hold it up. Not
  * waited for: a new short key's insert between its atom's block and the
  * table's lock, whose chunk (8 KB at most) the child keeps until
  * atab_table_free; and a call's scratch memory another thread holds at

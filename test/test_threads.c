@@ -480,6 +480,92 @@ static void the_shard_lock_loses_no_update_under_contention(void **state)
     }
 }
 
+/* ---- the solo thread's bias ended while it streams inserts ---- */
+
+enum { SOLO_KEYS = 3000, OTHER_KEYS = 300, SOLO_ROUNDS = 150 };
+
+typedef struct solo_run {
+    atab_table *t;
+    unsigned delay;   /* the other thread's spins before its first insert */
+    int go;           /* the solo thread has claimed t (atomic) */
+    int failed;
+} solo_run;
+
+/* The solo thread: its first insert claims t, then a stream of inserts,
+** most of them solo ones (table.h), each key held. */
+static void *solo_stream(void *arg)
+{
+    solo_run *r = arg;
+    char k[24];
+    r->failed |= !atab_intern_cstr(r->t, "s-first");
+    __atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < SOLO_KEYS; i++) {
+        snprintf(k, sizeof k, "s%d", i);
+        r->failed |= !atab_intern_cstr(r->t, k);
+    }
+    return NULL;
+}
+
+/* The other thread: after a while, inserts of its own (its first lock
+** ends the bias, somewhere in the solo thread's stream). */
+static void *other_inserts(void *arg)
+{
+    solo_run *r = arg;
+    char k[24];
+    while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+        sched_yield();
+    for (volatile unsigned i = 0; i < r->delay; i++)
+        ;
+    for (int i = 0; i < OTHER_KEYS; i++) {
+        snprintf(k, sizeof k, "b%d", i);
+        r->failed |= !atab_intern_cstr(r->t, k);
+    }
+    return NULL;
+}
+
+/* Each round one thread streams inserts as the table's solo thread while
+** another ends the bias at a point that varies from round to round. No
+** key is lost or made twice, the count is exact, and every shard's count
+** of keys is its array's full slots: no solo insert met a lock's holder. */
+static void the_bias_ended_mid_stream_loses_no_key(void **state)
+{
+    (void)state;
+    srand(1);
+    for (int round = 0; round < SOLO_ROUNDS; round++) {
+        solo_run r = {0};
+        atab_options o = {0};
+        o.sweep_threshold = SIZE_MAX;
+        o.flags = ATAB_NO_DEFAULT_STATICS;
+        assert_non_null(r.t = atab_table_new(&o));
+        r.delay = (unsigned)rand() % 60000;
+        pthread_t a, b;
+        assert_int_equal(pthread_create(&a, NULL, solo_stream, &r), 0);
+        assert_int_equal(pthread_create(&b, NULL, other_inserts, &r), 0);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        assert_false(r.failed);
+        assert_int_equal(atab_count(r.t), SOLO_KEYS + OTHER_KEYS + 1);
+        char k[24];
+        for (int i = 0; i < SOLO_KEYS + OTHER_KEYS; i++) {
+            if (i < SOLO_KEYS)
+                snprintf(k, sizeof k, "s%d", i);
+            else
+                snprintf(k, sizeof k, "b%d", i - SOLO_KEYS);
+            const atab_atom *x = atab_lookup(r.t, k, strlen(k));
+            assert_non_null(x);
+            assert_int_equal(atab__count(x), 2);   /* its insert's and the lookup's */
+        }
+        for (unsigned sh = 0; sh < ATAB__SHARDS; sh++) {
+            atab__arr v = atab__arr_of(*r.t->shards[sh].arr);
+            size_t full = 0;
+            for (size_t j = 0; j < atab__arr_cap(v); j++)
+                full += atab__slot_full(v, j) != 0;
+            assert_int_equal(full, r.t->shards[sh].used);
+        }
+        atab_table_free(r.t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +576,7 @@ int main(void)
         cmocka_unit_test(many_short_lived_threads_leave_no_records_behind),
         cmocka_unit_test(foreach_beside_a_churning_thread_sees_every_held_atom_once),
         cmocka_unit_test(the_shard_lock_loses_no_update_under_contention),
+        cmocka_unit_test(the_bias_ended_mid_stream_loses_no_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
