@@ -32,9 +32,8 @@ int atab__have_membarrier(void)
     int s = __atomic_load_n(&atab__membarrier_state, __ATOMIC_ACQUIRE);
     if (s)
         return s > 0;
-#if defined(__SANITIZE_THREAD__) || defined(ATAB_NO_MEMBARRIER)
-    s = -1;   /* TSan does not model the asymmetric fence; ATAB_NO_MEMBARRIER:
-                 the portable path (full fences on both sides), for tests */
+#if ATAB__NEVER_MEMBARRIER
+    s = -1;
 #else
     s = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0 ? 1 : -1;
 #endif

@@ -118,7 +118,7 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
     atab__shard *sh = atab__shard_of(t, h);
     if (__atomic_load_n(&t->solo_rec, __ATOMIC_RELAXED) == r) {   /* table.h: solo */
         __atomic_store_n(&r->solo_busy, 1, __ATOMIC_RELAXED);
-        atab__reader_fence();
+        atab__solo_fence();
         if (ATAB__LIKELY(__atomic_load_n(&t->solo_rec, __ATOMIC_RELAXED) == r &&
                          sh->holds == holds && sh->used < sh->limit)) {
             ATAB__PAUSE("insert:solo", t);

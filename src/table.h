@@ -409,11 +409,12 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** atab__solo_meet): its short-key inserts whose probe's hold count still
 ** stands put their atom into the room seen with no lock (intern.c:
 ** insert_block), counting the hold as a drop does. Such a solo insert
-** raises its record's solo_busy, then (with the readers' fence: none
-** where membarrier makes the writer fence) sees t->solo_rec still its own,
+** raises its record's solo_busy, then (atab__solo_fence: membarrier makes
+** the writer fence, so a claim needs it) sees t->solo_rec still its own,
 ** and lowers solo_busy after its stores. Any other thread, before it takes
 ** a shard's lock, ends the bias for good (as does a first lock taken by a
-** thread with no record on the table, or one its slots no longer name):
+** thread with no record on the table, or one its slots no longer name,
+** or where the kernel has no membarrier):
 ** under reg_lock it clears solo_rec, fences as a grace period's writer
 ** does, waits while solo_busy is up, then clears solo_tid. A fork from
 ** another thread does the same (thread.c, "fork"). So a lock's holder
@@ -424,6 +425,19 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** lookups, leave the bias alone: they take no lock (but for a lookup that
 ** caches a static atom in its shard, intern.c: after_miss). */
 extern ATAB__HIDDEN const char atab__solo_unclaimed;   /* its address: no solo thread yet */
+
+/* The solo insert's fence between its raise of solo_busy and its check of
+** solo_rec: none (but the compiler's) where a claim needs membarrier,
+** whose writer's fence serves it; a full one in builds that never use
+** membarrier, where any thread may claim. */
+static inline void atab__solo_fence(void)
+{
+#if ATAB__NEVER_MEMBARRIER
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#else
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 ATAB__HIDDEN void atab__solo_meet(atab_table *t);
 
 /* Before a shard's lock: claims t, or ends its bias, unless the caller is

@@ -729,14 +729,16 @@ static void solo_end(atab_table *t)
 void atab__solo_meet(atab_table *t)
 {
     atab__rec *mine = rec_known(t);
+    if (!ATAB__NEVER_MEMBARRIER && !atab__have_membarrier())
+        mine = NULL;   /* no claim: the solo insert's fence needs membarrier */
     pthread_mutex_lock(&t->reg_lock);
     const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
     if (solo == &atab__solo_unclaimed && mine) {   /* the first lock: a claim */
         __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELAXED);
         __atomic_store_n(&t->solo_tid, (const void *)&atab__tls_last, __ATOMIC_RELAXED);
     } else if (solo && solo != (const void *)&atab__tls_last) {
-        solo_end(t);   /* another thread's; or unclaimed, and the caller has
-                          no record to claim it with: none to wait for */
+        solo_end(t);   /* another thread's; or unclaimed, and the caller
+                          cannot claim it: none to wait for */
     }
     pthread_mutex_unlock(&t->reg_lock);
 }

@@ -185,6 +185,15 @@ extern ATAB__HIDDEN int atab__membarrier_state;   /* > 0: readers need no fence 
 ** which count every reference on the atom), and the caller locks instead. */
 ATAB__HIDDEN atab__rec *atab__rec_find(atab_table *t);
 
+/* Builds that never use membarrier: TSan does not model the asymmetric
+** fence; ATAB_NO_MEMBARRIER is the portable path (full fences on both
+** sides), for tests. */
+#if defined(__SANITIZE_THREAD__) || defined(ATAB_NO_MEMBARRIER)
+#define ATAB__NEVER_MEMBARRIER 1
+#else
+#define ATAB__NEVER_MEMBARRIER 0
+#endif
+
 static inline void atab__reader_fence(void)
 {
     if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_RELAXED) > 0)
