@@ -36,9 +36,12 @@
 ** and the process's grace periods) is the floor under the shared figures.
 ** --inline: a run of one thread runs on the main thread (the one that
 ** warmed the table, so its record and cache are warm, and it is alone on
-** the table), a timer thread ending it; what a worker thread costs beside
-** the main thread's idle record, next to --warm-thread: the table is
-** warmed by a thread that exits, so that one worker is alone on it.
+** the table and its solo thread: src/table.h), a timer thread ending it;
+** what a worker thread costs beside the main thread's idle record, next
+** to --warm-thread: the table is warmed by a thread that exits, so that
+** one worker is alone on it (and, the table unclaimed, its solo thread).
+** By default the main thread warms the table and is its solo thread, so
+** the workers' first lock ends that: every run takes the shards' locks.
 **
 ** The header gives the core-to-core round trip: two threads pinned to
 ** CPUs 0 and 1 pass a counter back and forth through two cache lines.
