@@ -99,6 +99,15 @@ ATAB__INLINE void insert_prefetch(atab_table *t, uint64_t h, uintptr_t room)
     atab__prefetch_w(ok, ctrl + ATAB__GROUP + 8 * (room & 15));
 }
 
+/* Puts atom na of hash h into the room `room` of shard sh (atab__room),
+** and counts it; the shard's lock held, or its solo thread's solo_busy
+** raised (table.h). */
+ATAB__INLINE void put_room(atab__shard *sh, uintptr_t room, atab_atom *na, uint64_t h)
+{
+    atab__put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h), h);
+    sh->used++;
+}
+
 /* The end of a short key's insert (insert_short), outside any section,
 ** with na, the block for its atom (from r's recycled blocks, or carved
 ** from r's bump). The atom is made before the lock. Under the lock, a hold
@@ -122,9 +131,7 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
         if (ATAB__LIKELY(__atomic_load_n(&t->solo_rec, __ATOMIC_RELAXED) == r &&
                          sh->holds == holds && sh->used < sh->limit)) {
             ATAB__PAUSE("insert:solo", t);
-            atab__put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h),
-                         h);
-            sh->used++;
+            put_room(sh, room, na, h);
             __atomic_store_n(&sh->holds, holds + 1, __ATOMIC_RELEASE);
             __atomic_store_n(&r->solo_busy, 0, __ATOMIC_RELEASE);
             return atab__made_by(r, na, h);
@@ -133,8 +140,7 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
     }
     atab__shard_take(t, sh);
     if (ATAB__LIKELY(sh->holds == holds && sh->used < sh->limit)) {   /* as the probe saw it */
-        atab__put_at((uint8_t *)(room & ~(uintptr_t)15), room & 15, atab__slot_make(na, h), h);
-        sh->used++;
+        put_room(sh, room, na, h);
         atab__shard_drop(sh);
         return atab__made_by(r, na, h);
     }

@@ -413,17 +413,17 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** the writer fence, so a claim needs it) sees t->solo_rec still its own,
 ** and lowers solo_busy after its stores. Any other thread, before it takes
 ** a shard's lock, ends the bias for good (as does a first lock taken by a
-** thread with no record on the table, or one its slots no longer name,
-** or where the kernel has no membarrier):
-** under reg_lock it clears solo_rec, fences as a grace period's writer
-** does, waits while solo_busy is up, then clears solo_tid. A fork from
+** thread with no record on the table, or one its slots no longer name, or
+** where the kernel has no membarrier): under reg_lock it clears solo_rec,
+** fences as a grace period's writer does, waits while solo_busy is up,
+** then clears solo_tid. A fork from
 ** another thread does the same (thread.c, "fork"). So a lock's holder
 ** never meets a solo insert, and the hold counts (below) stay exact;
 ** nothing waits for a section. When the solo thread gives its record back
 ** (its exit), no other thread has taken a lock since its claim, and the
 ** table is unclaimed again. Hits and releases of other threads, and their
 ** lookups, leave the bias alone: they take no lock (but for a lookup that
-** caches a static atom in its shard, intern.c: after_miss). */
+** caches a static atom in its shard: table.c, find_or_insert_locked). */
 extern ATAB__HIDDEN const char atab__solo_unclaimed;   /* its address: no solo thread yet */
 
 /* The solo insert's fence between its raise of solo_busy and its check of
