@@ -797,7 +797,7 @@ DEVICE_AB    ?= self=HEAD:HEAD plain=proto-xeon-plain^:proto-xeon-plain \
                 cache2k=proto-xeon-cache2k^:proto-xeon-cache2k \
                 grow=proto-xeon-grow^:proto-xeon-grow \
                 queue256=proto-xeon-queue256^:proto-xeon-queue256 \
-                solo=f5685d3:d9775b5
+                solo=f5685d3:20df1a3
 $(DEVICE_DIR)/atomthreads: bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -static -s $< -o $@ $(STATIC) -lxxhash -pthread
