@@ -9,13 +9,16 @@
 # and the two are joined by address (the binary is linked -no-pie, so
 # objdump's addresses are the ones that ran). Prints one line per site
 # that ran: count per atom, instruction, function, source line; then the
-# total per atom.
+# total per atom. Valgrind runs one thread at a time; --fair-sched=yes
+# hands the CPU round the threads, so that they interleave (by default
+# the first could run to its end before the second starts, and each
+# would be the table's solo thread in turn: src/table.h).
 # usage: tools/atomics-callgrind.sh ATOMGRACECOUNT_NOPIE [THREADS [ATOMS]]
 set -e
 bin=$1 threads=${2:-1} atoms=${3:-100000}
 [ -n "$bin" ] || { echo "usage: $0 ATOMGRACECOUNT_NOPIE [THREADS [ATOMS]]" >&2; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
-valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out/cg" \
+valgrind --tool=callgrind --fair-sched=yes --dump-instr=yes --callgrind-out-file="$out/cg" \
     --collect-atstart=no --toggle-collect=churn \
     "$bin" --threads "$threads" --atoms "$atoms" >/dev/null 2>"$out/vg.log" ||
     { cat "$out/vg.log" >&2; exit 1; }
