@@ -85,6 +85,14 @@ static int wait_child(pid_t pid)
     return -1;
 }
 
+/* The parent's side of a fork whose return fork_still_waits watches: sets
+** *forked, then the child's status as wait_child says it (-3: no fork). */
+static int forked_parent(pid_t pid, int *forked)
+{
+    __atomic_store_n(forked, 1, __ATOMIC_RELEASE);
+    return pid < 0 ? -3 : wait_child(pid);
+}
+
 /* ---- forks while threads hammer several tables ---- */
 
 #define N_TABLES 3
@@ -522,8 +530,7 @@ static void *do_fork_away(void *arg)
             fprintf(stderr, "child: %ld blocks never came back\n", c->wa.live);
         _exit(rc ? rc : c->wa.live != 0 ? 30 : 0);
     }
-    __atomic_store_n(&c->forked, 1, __ATOMIC_RELEASE);
-    c->child_rc = pid < 0 ? -3 : wait_child(pid);
+    c->child_rc = forked_parent(pid, &c->forked);
     return NULL;
 }
 
@@ -583,8 +590,7 @@ static void *do_fork_counting_blocks(void *arg)
             fprintf(stderr, "child: %ld blocks never came back\n", c->wa.live);
         _exit(c->wa.live != 0 ? 30 : 0);
     }
-    __atomic_store_n(&c->forked, 1, __ATOMIC_RELEASE);
-    c->child_rc = pid < 0 ? -3 : wait_child(pid);
+    c->child_rc = forked_parent(pid, &c->forked);
     return NULL;
 }
 
@@ -721,8 +727,7 @@ static void *do_fork_finding_solo_keys(void *arg)
                 _exit(31 + i);
         _exit(child_use(c->t, 0));
     }
-    __atomic_store_n(&c->forked, 1, __ATOMIC_RELEASE);
-    c->child_rc = pid < 0 ? -3 : wait_child(pid);
+    c->child_rc = forked_parent(pid, &c->forked);
     return NULL;
 }
 
