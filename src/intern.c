@@ -115,7 +115,8 @@ ATAB__INLINE void put_room(atab__shard *sh, uintptr_t room, atab_atom *na, uint6
 ** replaced since: the atom goes into the room seen, with no probe again,
 ** and the lock is dropped. Else the probe is made again under the lock
 ** (atab__insert_made_locked). The table's solo thread makes the same
-** check and stores with no lock, its record's solo_busy raised (table.h).
+** check and stores with no lock, its record's solo_busy raised, if the
+** lock is free (table.h).
 ** A shard with no array has a limit of 0, so the room its probe saw, in
 ** atab__no_slots, is never written. */
 ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t len, uint64_t h,
@@ -129,6 +130,7 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
         __atomic_store_n(&r->solo_busy, 1, __ATOMIC_RELAXED);
         atab__solo_fence();
         if (ATAB__LIKELY(__atomic_load_n(&t->solo_rec, __ATOMIC_RELAXED) == r &&
+                         !__atomic_load_n(&sh->lock.word, __ATOMIC_ACQUIRE) &&
                          sh->holds == holds && sh->used < sh->limit)) {
             ATAB__PAUSE("insert:solo", t);
             put_room(sh, room, na, h);

@@ -332,11 +332,12 @@ struct atab_table {
     void *host_cache;           /* external.c's cache, or NULL */
     void *raw;                  /* the allocation holding this (aligned) table */
     /* The solo thread (below, "the solo thread"): the address of its
-    ** atab__tls_last (&atab__solo_unclaimed before one; NULL for good once
-    ** another thread takes a shard's lock), and its record (written under
-    ** reg_lock; atomic). */
+    ** atab__tls_last (&atab__solo_unclaimed before one, &atab__solo_reopened
+    ** after one; NULL while ended), and its record (written under reg_lock;
+    ** atomic); how many times it passed to another thread (reg_lock). */
     const void *solo_tid;
     atab__rec *solo_rec;
+    uint32_t solo_moves;
     /* What writers write. */
     atab__shard shards[ATAB__SHARDS] __attribute__((aligned(64)));
     size_t bytes __attribute__((aligned(64)));   /* requested bytes in use but the
@@ -407,27 +408,42 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 /* The solo thread. The first thread to take a shard's lock on a table,
 ** with a record on it, becomes its solo thread (thread.c:
 ** atab__solo_meet): its short-key inserts whose probe's hold count still
-** stands put their atom into the room seen with no lock (intern.c:
-** insert_block), counting the hold as a drop does. Such a solo insert
-** raises its record's solo_busy, then (atab__solo_fence: membarrier makes
-** the writer fence, so a claim needs it) sees t->solo_rec still its own,
-** and lowers solo_busy after its stores. Any other thread, before it takes
-** a shard's lock, ends the bias for good (as does a first lock taken by a
-** thread with no record on the table, or one its slots no longer name, or
-** where the kernel has no membarrier): under reg_lock it clears solo_rec,
-** fences as a grace period's writer does, waits while solo_busy is up,
-** then clears solo_tid. A fork from
-** another thread does the same (thread.c, "fork"). So a lock's holder
-** never meets a solo insert, and the hold counts (below) stay exact;
-** nothing waits for a section. When the solo thread gives its record back
-** (its exit), no other thread has taken a lock since its claim, and the
-** table is unclaimed again. Hits and releases of other threads, and their
-** lookups, leave the bias alone: they take no lock (but for a lookup that
-** caches a static atom in its shard: table.c, find_or_insert_locked). */
+** stands, and whose shard's lock is free, put their atom into the room
+** seen with no lock (intern.c: insert_block), counting the hold as a drop
+** does. Such a solo insert raises its record's solo_busy, then
+** (atab__solo_fence: membarrier makes the writer fence, so a claim needs
+** it) sees t->solo_rec still its own and the lock's word 0, and lowers
+** solo_busy after its stores.
+**
+** Every thread, once it has a shard's lock, reads solo_tid again
+** (atab__shard_take). Another thread's, or none claimed, and it drops the
+** lock, writing nothing, and meets the bias under reg_lock: it takes the
+** bias over, at most ATAB__SOLO_MOVES times in a table's life, if it has
+** a record there (and the kernel membarrier); else it ends the bias (as a
+** thread with no record, or one its slots no longer name, does). Both
+** clear solo_rec, fence as a grace period's writer does, and wait while
+** the old record's solo_busy is up; an end then clears solo_tid. A new
+** solo thread stores solo_tid before that fence, so a lock taken before
+** the fence is seen by its solo inserts (the lock's word), and one taken
+** after it reads the new solo_tid and is dropped. A fork from another
+** thread ends the bias (thread.c, "fork"). So a lock's holder never meets
+** a solo insert, and the hold counts (below) stay exact; nothing waits
+** for a section.
+**
+** When the solo thread gives its record back (its exit), or any thread
+** does while the bias is ended, the table is open to a claim again
+** (&atab__solo_reopened), which then fences as a move does: a lock may be
+** held by a thread that took it while the bias was ended. Hits and
+** releases of other threads, and their lookups, leave the bias alone:
+** they take no lock (but for a lookup that caches a static atom in its
+** shard: table.c, find_or_insert_locked). */
 extern ATAB__HIDDEN const char atab__solo_unclaimed;   /* its address: no solo thread yet */
+extern ATAB__HIDDEN const char atab__solo_reopened;    /* none, after one */
+#define ATAB__SOLO_MOVES 4   /* times the bias may pass to another thread */
 
 /* The solo insert's fence between its raise of solo_busy and its check of
-** solo_rec: none (but the compiler's) where a claim needs membarrier,
+** solo_rec, and a lock taker's between its take and its read of solo_tid:
+** none (but the compiler's) where a claim needs membarrier,
 ** whose writer's fence serves it; a full one in builds that never use
 ** membarrier, where any thread may claim. */
 static inline void atab__solo_fence(void)
@@ -439,26 +455,22 @@ static inline void atab__solo_fence(void)
 #endif
 }
 ATAB__HIDDEN void atab__solo_meet(atab_table *t);
-
-/* Before a shard's lock: claims t, or ends its bias, unless the caller is
-** its solo thread or the bias has ended. */
-static inline void atab__solo_check(atab_table *t)
-{
-    const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_ACQUIRE);
-    if (solo && solo != (const void *)&atab__tls_last)
-        atab__solo_meet(t);
-}
+ATAB__HIDDEN void atab__solo_retake(atab_table *t, atab__shard *sh);
 
 /* Takes and drops a shard's lock. Each drop counts the hold in sh->holds,
 ** after the hold's writes; a thread that read `holds` before it read the
 ** shard's array word and probed, and finds the same count under the lock,
 ** knows that no slot of the shard was filled nor its array replaced since
 ** (every write to a shard is made under its lock, or by a solo insert,
-** which counts as a hold). */
+** which counts as a hold). Under the lock, a solo_tid other than the
+** caller's or NULL sends it to meet the bias first (atab__solo_retake). */
 static inline void atab__shard_take(atab_table *t, atab__shard *sh)
 {
-    atab__solo_check(t);
     atab__lock_take(&sh->lock);
+    atab__solo_fence();
+    const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_ACQUIRE);
+    if (ATAB__UNLIKELY(solo && solo != (const void *)&atab__tls_last))
+        atab__solo_retake(t, sh);
 }
 
 static inline void atab__shard_drop(atab__shard *sh)

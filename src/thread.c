@@ -599,10 +599,10 @@ static void unlink_rec(atab__rec *r)
             break;
         }
     }
-    if (t->solo_rec == r) {   /* its thread's exit (or the table's end): no
-                                 other thread has taken a lock since its claim */
+    if (t->solo_rec == r || !t->solo_tid) {   /* its thread's exit, or one while the
+                                                 bias is ended: open to a claim */
         __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_unclaimed, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_reopened, __ATOMIC_RELAXED);
     }
     fold_sums(t, r);
     pthread_mutex_unlock(&t->reg_lock);
@@ -696,6 +696,7 @@ atab__rec *atab__rec_find(atab_table *t)
 /* ---- the solo thread (table.h) ---- */
 
 const char atab__solo_unclaimed;
+const char atab__solo_reopened;
 
 /* This thread's record on t where its slots still name one (no lock, and
 ** none made); else NULL. */
@@ -709,21 +710,36 @@ static atab__rec *rec_known(const atab_table *t)
     return NULL;
 }
 
-/* Ends t's bias for good (reg_lock held): no solo record, the writer's
-** fence, the wait for a solo insert under way, then no solo thread. */
-static void solo_end(atab_table *t)
+/* Gives t's bias to `mine`, this thread's record, or ends it when NULL
+** (reg_lock held): no solo record; where a lock may be held or a solo
+** insert be under way (`fence`), the new solo_tid stored, the writer's
+** fence and the wait for the old solo insert; then the new record, or no
+** solo thread. */
+static void solo_pass(atab_table *t, atab__rec *mine, int fence)
 {
-    atab__rec *r = t->solo_rec;
+    atab__rec *old = t->solo_rec;
     __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_SEQ_CST);
-    if (r) {
-        /* the solo thread now either is seen in a solo insert, or sees
-        ** solo_rec cleared in its next one and takes the lock */
+    if (mine)
+        __atomic_store_n(&t->solo_tid, (const void *)&atab__tls_last, __ATOMIC_SEQ_CST);
+    if (fence) {
+        /* the old solo thread now either is seen in a solo insert, or sees
+        ** solo_rec cleared in its next one and takes the lock; a lock held
+        ** now shows in its word, and one taken later reads solo_tid */
         unsigned spins = 0;
         atab__writer_fence(t);
-        while (__atomic_load_n(&r->solo_busy, __ATOMIC_ACQUIRE))
+        while (old && __atomic_load_n(&old->solo_busy, __ATOMIC_ACQUIRE))
             atab__relax(&spins);
     }
-    __atomic_store_n(&t->solo_tid, NULL, __ATOMIC_RELEASE);
+    if (mine)
+        __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(&t->solo_tid, NULL, __ATOMIC_RELEASE);
+}
+
+/* Ends t's bias (reg_lock held). */
+static void solo_end(atab_table *t)
+{
+    solo_pass(t, NULL, t->solo_rec != NULL);
 }
 
 void atab__solo_meet(atab_table *t)
@@ -733,14 +749,32 @@ void atab__solo_meet(atab_table *t)
         mine = NULL;   /* no claim: the solo insert's fence needs membarrier */
     pthread_mutex_lock(&t->reg_lock);
     const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
-    if (solo == &atab__solo_unclaimed && mine) {   /* the first lock: a claim */
-        __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELAXED);
-        __atomic_store_n(&t->solo_tid, (const void *)&atab__tls_last, __ATOMIC_RELAXED);
-    } else if (solo && solo != (const void *)&atab__tls_last) {
-        solo_end(t);   /* another thread's; or unclaimed, and the caller
-                          cannot claim it: none to wait for */
+    if (!solo || solo == (const void *)&atab__tls_last) {
+        /* ended, or this thread's already */
+    } else if (mine && solo == &atab__solo_unclaimed) {
+        solo_pass(t, mine, 0);   /* the table's first lock: none held, none to wait for */
+    } else if (mine && (solo == &atab__solo_reopened || t->solo_moves < ATAB__SOLO_MOVES)) {
+        t->solo_moves += solo != &atab__solo_reopened;
+        solo_pass(t, mine, 1);
+    } else {
+        solo_end(t);
     }
     pthread_mutex_unlock(&t->reg_lock);
+}
+
+/* atab__shard_take's way when solo_tid, read under sh's lock, is neither
+** the caller's nor NULL: the lock dropped unwritten, the bias met, the
+** lock taken again, until it is. */
+void atab__solo_retake(atab_table *t, atab__shard *sh)
+{
+    const void *solo;
+    do {
+        atab__lock_drop(&sh->lock);
+        atab__solo_meet(t);
+        atab__lock_take(&sh->lock);
+        atab__solo_fence();
+        solo = __atomic_load_n(&t->solo_tid, __ATOMIC_ACQUIRE);
+    } while (solo && solo != (const void *)&atab__tls_last);
 }
 
 /* ---- the table's side ---- */
@@ -826,7 +860,8 @@ static void fork_lock(int lock)
             pthread_mutex_lock(&t->sweep_lock);
             pthread_mutex_lock(&t->reg_lock);
             const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
-            if (solo && solo != &atab__solo_unclaimed && solo != (const void *)&atab__tls_last)
+            if (solo && solo != &atab__solo_unclaimed && solo != &atab__solo_reopened &&
+                solo != (const void *)&atab__tls_last)
                 solo_end(t);   /* another thread's: its insert under way ends */
             for (unsigned i = 0; i < ATAB__SHARDS; i++)   /* no claim while reg_lock is held */
                 atab__lock_take(&t->shards[i].lock);

@@ -716,12 +716,15 @@ static void *do_solo_two(void *arg)
     return NULL;
 }
 
-/* Forks; the child finds both keys, uses the table, and frees it. */
+/* Forks; the child finds the bias ended and both keys, uses the table,
+** and frees it. */
 static void *do_fork_finding_solo_keys(void *arg)
 {
     held_mem_case *c = arg;
     pid_t pid = fork();
     if (pid == 0) {
+        if (c->t->solo_tid || c->t->solo_rec)
+            _exit(30);
         for (int i = 0; i < 2; i++)
             if (!atab_lookup(c->t, g_solo_keys[i], strlen(g_solo_keys[i])))
                 _exit(31 + i);
@@ -734,8 +737,9 @@ static void *do_fork_finding_solo_keys(void *arg)
 /* The solo thread W stops inside a solo insert (insert:solo), its slot,
 ** its count of the shard's keys and its hold made in no lock. A fork from
 ** another thread F ends the bias first, which waits for W's insert, so the
-** child never sees an insert half made: it finds both keys and counts
-** exactly. */
+** child never sees an insert half made: it finds the bias ended, both keys,
+** and counts exactly. W's exit, the bias ended, opens the table to a claim
+** again. */
 static void a_fork_from_another_thread_waits_for_a_solo_insert(void **state)
 {
     (void)state;
@@ -754,9 +758,11 @@ static void a_fork_from_another_thread_waits_for_a_solo_insert(void **state)
     pause_at *p = pause_arm("insert:solo", ROLE_A, c.t);
     worker_start(&w, ROLE_A, do_solo_two, &c);
     int waited = fork_while_held(&c, p, &w, do_fork_finding_solo_keys);
-    assert_int_equal(c.child_rc, 0);   /* 31, 32: a key not found; 10-16: child_use */
+    assert_int_equal(c.child_rc, 0);   /* 30: the bias; 31, 32: a key not found;
+                                          10-16: child_use */
     assert_true(waited);               /* fork() returned only after W's insert */
-    assert_null(c.t->solo_tid);        /* F's lock ended the bias */
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* W's exit */
+    assert_null(c.t->solo_rec);
     assert_int_equal(atab_count(c.t), 2);
     atab_table_free(c.t);
     assert_int_equal(c.wa.live, 0);

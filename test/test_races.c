@@ -1515,6 +1515,7 @@ typedef struct solo_case {
     const atab_atom *first;   /* the first insert's atom (locked: it claims t) */
     const atab_atom *got;
     atab__rec *rec;           /* the thread's record on t */
+    int was_solo;             /* do_intern_other's thread was t's solo thread after */
 } solo_case;
 
 /* A key of shard `shard` of t, other than `not`, into buf. */
@@ -1544,6 +1545,8 @@ static void *do_intern_other(void *arg)
 {
     solo_case *c = arg;
     c->got = atab_intern_cstr(c->t, c->other);
+    c->rec = atab__tls_last.rec;
+    c->was_solo = c->rec && __atomic_load_n(&c->t->solo_rec, __ATOMIC_ACQUIRE) == c->rec;
     return NULL;
 }
 
@@ -1578,10 +1581,11 @@ static void solo_check_and_free(solo_case *c, const atab_atom *const *atoms, siz
 }
 
 /* The solo thread S stops inside its solo insert ("insert:solo"); another
-** thread's insert into the same shard must end the bias first, and waits
-** for S's insert (solo_busy): it is held up until S is let go, then finds
-** the hold S counted and probes again under the lock. Both atoms are
-** kept, counts exact, and the bias is over. */
+** thread O's insert into the same shard must take the bias over first, and
+** waits for S's insert (solo_busy): it is held up until S is let go, then
+** finds the hold S counted and probes again under the lock. Both atoms are
+** kept, counts exact, O was the solo thread, and its exit opens the table
+** to a claim again. */
 static void a_solo_insert_paused_midway_holds_another_threads_insert(void **state)
 {
     (void)state;
@@ -1608,7 +1612,9 @@ static void a_solo_insert_paused_midway_holds_another_threads_insert(void **stat
     assert_non_null(d.got);
     assert_string_equal(atab_chars(c.got), SOLO_KEY);
     assert_string_equal(atab_chars(d.got), c.other);
-    assert_null(__atomic_load_n(&c.t->solo_tid, __ATOMIC_ACQUIRE));   /* over, for good */
+    assert_true(d.was_solo);
+    assert_int_equal(c.t->solo_moves, 1);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* O's exit */
     assert_null(c.t->solo_rec);
     assert_true(c.t->shards[c.shard].holds >= holds + 2);   /* S's solo hold, O's lock */
     const atab_atom *atoms[] = {c.first, c.got, d.got};
@@ -1628,9 +1634,9 @@ static void *do_intern_two(void *arg)
     return NULL;
 }
 
-/* The solo thread's exit leaves the table unclaimed: the next thread to
+/* The solo thread's exit opens the table to a claim: the next thread to
 ** take a lock claims it, and its next insert is a solo one (it reaches
-** "insert:solo"). */
+** "insert:solo"). A claim then is no move. */
 static void the_solo_threads_exit_leaves_the_table_to_the_next_thread(void **state)
 {
     (void)state;
@@ -1642,7 +1648,7 @@ static void the_solo_threads_exit_leaves_the_table_to_the_next_thread(void **sta
     solo_setup(&c, &al);
     worker_start(&s, ROLE_A, do_solo_pair, &c);
     worker_join(&s);   /* its record given back */
-    assert_ptr_equal(c.t->solo_tid, &atab__solo_unclaimed);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);
     assert_null(c.t->solo_rec);
     assert_true(c.t->shards[c.shard].used + 2 <= c.t->shards[c.shard].limit);
     d = c;
@@ -1653,7 +1659,8 @@ static void the_solo_threads_exit_leaves_the_table_to_the_next_thread(void **sta
     assert_ptr_equal(c.t->solo_rec, d.rec);
     pause_release(pn);
     worker_join(&n);
-    assert_ptr_equal(c.t->solo_tid, &atab__solo_unclaimed);   /* N's exit */
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* N's exit */
+    assert_int_equal(c.t->solo_moves, 0);
     assert_non_null(d.first);
     assert_non_null(d.got);
     const atab_atom *atoms[] = {c.first, c.got, d.first, d.got};
@@ -1710,10 +1717,12 @@ static void *do_count(void *arg)
 }
 
 /* The first lock taken on a table by a thread with no record there (here
-** atab_count's) ends the bias for good: that thread has no record to make
-** solo inserts with, and none to give back at its exit, which would
-** leave the table unclaimed again. This thread's inserts then take the
-** locks, and the bias stays ended. */
+** atab_count's) ends the bias: that thread has no record to make solo
+** inserts with, and none to give back at its exit. This thread's inserts
+** then take the locks, and the bias stays ended, until a thread with a
+** record (W, whose insert took a lock while the bias was ended) exits:
+** that opens the table to a claim, and this thread's next insert claims
+** it. */
 static void a_first_lock_from_a_thread_with_no_record_ends_the_bias(void **state)
 {
     (void)state;
@@ -1733,8 +1742,192 @@ static void a_first_lock_from_a_thread_with_no_record_ends_the_bias(void **state
     const atab_atom *b = atab_intern_cstr(c.t, c.other);
     assert_null(c.t->solo_tid);   /* no claim after the end */
     assert_null(c.t->solo_rec);
-    const atab_atom *atoms[] = {a, b};
-    solo_check_and_free(&c, atoms, 2, &wa);
+    solo_case d = c;
+    key_of_shard(c.t, c.shard, "third", d.other, sizeof d.other);
+    worker_start(&w, ROLE_B, do_intern_other, &d);
+    worker_join(&w);
+    assert_non_null(d.got);
+    assert_false(d.was_solo);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* W's exit */
+    char fourth[32];
+    key_of_shard(c.t, c.shard, "fourth", fourth, sizeof fourth);
+    const atab_atom *f = atab_intern_cstr(c.t, fourth);
+    assert_non_null(f);
+    assert_ptr_equal(c.t->solo_tid, &atab__tls_last);   /* claimed */
+    assert_ptr_equal(c.t->solo_rec, atab__tls_last.rec);
+    assert_int_equal(c.t->solo_moves, 0);
+    const atab_atom *atoms[] = {a, b, d.got, f};
+    solo_check_and_free(&c, atoms, 4, &wa);
+}
+
+/* ---- the bias passes between threads ---- */
+
+typedef struct turns_case {
+    atab_table *t;
+    sem_t go, done;
+    int turns;                       /* W's turns to take */
+    const atab_atom *got[8];         /* W's atoms */
+    const void *tid[8];              /* solo_tid after each of W's turns */
+    const void *mine;                /* &atab__tls_last in W */
+} turns_case;
+
+/* W: at each go, interns a new key ("w-turn-N") and posts done. */
+static void *do_turns(void *arg)
+{
+    turns_case *c = arg;
+    c->mine = &atab__tls_last;
+    for (int i = 0; i < c->turns; i++) {
+        char key[32];
+        sem_wait(&c->go);
+        snprintf(key, sizeof key, "w-turn-%d", i);
+        c->got[i] = atab_intern_cstr(c->t, key);
+        c->tid[i] = __atomic_load_n(&c->t->solo_tid, __ATOMIC_ACQUIRE);
+        sem_post(&c->done);
+    }
+    return NULL;
+}
+
+/* This thread and W take turns at inserting new keys (each insert takes a
+** lock when its thread is not the solo thread). The bias passes to the
+** thread whose turn it is ATAB__SOLO_MOVES times, then ends at the next
+** turn, and stays ended through both threads' next inserts; W's exit then
+** opens the table to a claim, which is no move. Every atom stays. */
+static void the_bias_passes_between_threads_a_bounded_number_of_times(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    turns_case c = {0};
+    const atab_atom *mine[8];
+    int n_mine = 0, w_turns = 0;
+    worker w;
+    atab_options o = plain_options(&al, 12);
+    o.sweep_threshold = SIZE_MAX;
+    assert_non_null(c.t = atab_table_new(&o));
+    sem_init(&c.go, 0, 0);
+    sem_init(&c.done, 0, 0);
+    c.turns = ATAB__SOLO_MOVES / 2 + 2;
+    assert_non_null(mine[n_mine++] = atab_intern_cstr(c.t, "main-turn-0"));   /* the claim */
+    assert_ptr_equal(c.t->solo_tid, &atab__tls_last);
+    worker_start(&w, ROLE_B, do_turns, &c);
+    for (unsigned moves = 1; moves <= ATAB__SOLO_MOVES + 2; moves++) {
+        int ended = moves > ATAB__SOLO_MOVES;
+        if (moves % 2) {   /* W's turn */
+            sem_post(&c.go);
+            sem_wait(&c.done);
+            assert_non_null(c.got[w_turns]);
+            assert_ptr_equal(c.tid[w_turns++], ended ? NULL : c.mine);
+        } else {
+            char key[32];
+            snprintf(key, sizeof key, "main-turn-%u", moves);
+            assert_non_null(mine[n_mine++] = atab_intern_cstr(c.t, key));
+            assert_ptr_equal(c.t->solo_tid, ended ? NULL : (const void *)&atab__tls_last);
+        }
+        assert_int_equal(c.t->solo_moves, ended ? ATAB__SOLO_MOVES : moves);
+    }
+    while (w_turns < c.turns) {   /* W's last turns: the bias stays ended */
+        sem_post(&c.go);
+        sem_wait(&c.done);
+        assert_ptr_equal(c.tid[w_turns++], NULL);
+    }
+    worker_join(&w);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* W's exit */
+    assert_non_null(mine[n_mine++] = atab_intern_cstr(c.t, "main-last"));
+    assert_ptr_equal(c.t->solo_tid, &atab__tls_last);        /* a claim */
+    assert_int_equal(c.t->solo_moves, ATAB__SOLO_MOVES);
+    for (int i = 0; i < w_turns; i++)
+        assert_ptr_equal(atab_lookup(c.t, atab_chars(c.got[i]), atab_len(c.got[i])), c.got[i]);
+    for (int i = 0; i < n_mine; i++)
+        assert_ptr_equal(atab_lookup(c.t, atab_chars(mine[i]), atab_len(mine[i])), mine[i]);
+    assert_int_equal(atab_count(c.t), (size_t)(w_turns + n_mine));
+    sem_destroy(&c.go);
+    sem_destroy(&c.done);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
+/* Takes key c->first's (a key of the case's shard: the claim), interns and
+** releases another (count 0), then sweeps the table, which stops at
+** "sweep:kill" with the shard's lock held. */
+static void *do_claim_and_sweep(void *arg)
+{
+    solo_case *c = arg;
+    char second[32];
+    key_of_shard(c->t, c->shard, "second", second, sizeof second);
+    c->first = atab_intern_cstr(c->t, c->other);
+    c->rec = atab__tls_last.rec;
+    atab_release(c->t, atab_intern_cstr(c->t, second));
+    atab_gc(c->t);
+    return NULL;
+}
+
+/* Interns a key of another shard than c->shard (its lock: the bias comes
+** to this thread), then c->other, a key of c->shard (atomic: c->first
+** between them). */
+static void *do_move_then_insert(void *arg)
+{
+    solo_case *c = arg;
+    char away[32];
+    key_of_shard(c->t, (c->shard + 1) % ATAB__SHARDS, "away", away, sizeof away);
+    __atomic_store_n(&c->first, atab_intern_cstr(c->t, away), __ATOMIC_RELEASE);
+    c->rec = atab__tls_last.rec;
+    c->was_solo = __atomic_load_n(&c->t->solo_rec, __ATOMIC_ACQUIRE) == c->rec;
+    c->got = atab_intern_cstr(c->t, c->other);
+    return NULL;
+}
+
+/* The solo thread A stops in a sweep with a shard's lock held
+** ("sweep:kill"). Another thread B takes the bias over (its insert into
+** another shard), then inserts a key of A's locked shard: its solo insert
+** finds the lock taken, so B takes the lock, and is held up until A lets
+** it go. No insert is made beside a lock's holder; every atom stays, and
+** A's swept atom goes. */
+static void a_lock_held_across_a_move_holds_the_new_solo_threads_insert(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    solo_case a = {0}, b;
+    worker wa_, wb;
+    solo_setup(&a, &al);
+    b = a;
+    key_of_shard(a.t, a.shard, "bkey", b.other, sizeof b.other);
+    pause_at *p = pause_arm("sweep:kill", ROLE_A, NULL);
+    worker_start(&wa_, ROLE_A, do_claim_and_sweep, &a);
+    pause_wait(p);
+    assert_ptr_equal(a.t->solo_rec, a.rec);
+    worker_start(&wb, ROLE_B, do_move_then_insert, &b);
+    for (long ms = 0; !__atomic_load_n(&b.first, __ATOMIC_ACQUIRE); ms++) {
+        if (ms >= WAIT_S * 1000L)
+            hang("B's first insert did not return");
+        usleep(1000);
+    }
+    assert_true(worker_held(&wb));   /* at A's shard's lock */
+    assert_true(b.was_solo);
+    assert_null(b.got);
+    pause_release(p);
+    worker_join(&wa_);
+    worker_join(&wb);
+    assert_non_null(b.got);
+    assert_string_equal(atab_chars(b.got), b.other);
+    assert_true(a.t->solo_moves >= 1 && a.t->solo_moves <= ATAB__SOLO_MOVES);
+    assert_ptr_equal(a.t->solo_tid, &atab__solo_reopened);   /* both exited */
+    const atab_atom *atoms[] = {a.first, b.first, b.got};
+    atab_stats st;
+    for (size_t i = 0; i < 3; i++) {
+        assert_ptr_equal(atab_lookup(a.t, atab_chars(atoms[i]), atab_len(atoms[i])), atoms[i]);
+        assert_int_equal(atab_release(a.t, atoms[i]), ATAB_OK);   /* the lookup's */
+    }
+    atab_get_stats(a.t, &st);   /* counts exact */
+    assert_int_equal(st.atoms, 3);   /* A's second swept */
+    assert_int_equal(st.misuse, 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(atab__count(atoms[i]), 1);
+    assert_int_equal(a.t->shards[a.shard].used, 2);
+    atab_table_free(a.t);
+    assert_int_equal(wa.live, 0);
 }
 
 /* ---- a short key's insert takes its block in its probe's section ---- */
@@ -2148,6 +2341,8 @@ int main(void)
         cmocka_unit_test(the_solo_threads_exit_leaves_the_table_to_the_next_thread),
         cmocka_unit_test(another_threads_hits_leave_the_bias),
         cmocka_unit_test(a_first_lock_from_a_thread_with_no_record_ends_the_bias),
+        cmocka_unit_test(the_bias_passes_between_threads_a_bounded_number_of_times),
+        cmocka_unit_test(a_lock_held_across_a_move_holds_the_new_solo_threads_insert),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
         cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
