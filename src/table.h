@@ -406,14 +406,15 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 }
 
 /* The solo thread. The first thread to take a shard's lock on a table,
-** with a record on it, becomes its solo thread (thread.c:
-** atab__solo_meet): its short-key inserts whose probe's hold count still
-** stands, and whose shard's lock is free, put their atom into the room
-** seen with no lock (intern.c: insert_block), counting the hold as a drop
-** does. Such a solo insert raises its record's solo_busy, then
-** (atab__solo_fence: membarrier makes the writer fence, so a claim needs
-** it) sees t->solo_rec still its own and the lock's word 0, and lowers
-** solo_busy after its stores.
+** with a record on it, becomes its solo thread (solo.c): its short-key
+** inserts whose probe's hold count still stands, and whose shard's lock
+** is free, put their atom into the room seen with no lock (intern.c:
+** insert_block), counting the hold as a drop does. Such a solo insert
+** raises its record's solo_busy, then (atab__solo_fence: membarrier makes
+** the writer fence, so a claim needs it) sees t->solo_rec still its own
+** and the lock's word 0, and lowers solo_busy after its stores. That first
+** claim needs no fence: until it, every lock taken was dropped unwritten
+** (below).
 **
 ** Every thread, once it has a shard's lock, reads solo_tid again
 ** (atab__shard_take). Another thread's, or none claimed, and it drops the
@@ -454,8 +455,13 @@ static inline void atab__solo_fence(void)
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #endif
 }
-ATAB__HIDDEN void atab__solo_meet(atab_table *t);
 ATAB__HIDDEN void atab__solo_retake(atab_table *t, atab__shard *sh);
+/* Record r leaves t (reg_lock held): the table is open to a claim again
+** if r was its solo thread's, or the bias is ended. */
+ATAB__HIDDEN void atab__solo_leave(atab_table *t, const atab__rec *r);
+/* Before a fork takes t's locks (reg_lock held): another thread's bias
+** ends; an unclaimed table stays so. */
+ATAB__HIDDEN void atab__solo_fork(atab_table *t);
 
 /* Takes and drops a shard's lock. Each drop counts the hold in sh->holds,
 ** after the hold's writes; a thread that read `holds` before it read the

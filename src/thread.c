@@ -3,8 +3,8 @@
 ** thread.c - per-thread records: finding this thread's record, the
 ** estimate of unused atoms, the queues of atoms at 0, the cache of spare
 ** references and flushing it, fork, and giving a record back when its
-** thread exits (grace periods are grace.c's). The protocols are described
-** in thread.h.
+** thread exits (grace periods are grace.c's, the solo thread solo.c's).
+** The protocols are described in thread.h.
 */
 #include <stdlib.h>
 
@@ -556,9 +556,7 @@ size_t atab__misuse(atab_table *t)
 
 /* ---- finding this thread's record ---- */
 
-#define TLS_SLOTS 8
-
-static _Thread_local atab__tls_pair tls[TLS_SLOTS] ATAB__TLS;
+_Thread_local atab__tls_pair atab__tls_slots[ATAB__TLS_SLOTS] ATAB__TLS;
 static _Thread_local unsigned tls_next ATAB__TLS;
 static _Thread_local atab__rec *tls_recs ATAB__TLS;   /* every record of this thread (g_lock) */
 
@@ -599,11 +597,7 @@ static void unlink_rec(atab__rec *r)
             break;
         }
     }
-    if (t->solo_rec == r || !t->solo_tid) {   /* its thread's exit, or one while the
-                                                 bias is ended: open to a claim */
-        __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_reopened, __ATOMIC_RELAXED);
-    }
+    atab__solo_leave(t, r);
     fold_sums(t, r);
     pthread_mutex_unlock(&t->reg_lock);
 }
@@ -623,8 +617,8 @@ static void thread_exit(void *unused)
             serve_pend(t, r->queue);   /* off the list: no flusher holds it */
         give_back_rec(t, r);   /* no section: this thread is the owner */
     }
-    for (unsigned i = 0; i < TLS_SLOTS; i++)
-        tls[i].id = 0;
+    for (unsigned i = 0; i < ATAB__TLS_SLOTS; i++)
+        atab__tls_slots[i].id = 0;
     atab__tls_last.id = 0;
     pthread_mutex_unlock(&g_lock);
 }
@@ -667,12 +661,9 @@ static atab__rec *new_rec(atab_table *t)
 
 atab__rec *atab__rec_find(atab_table *t)
 {
-    atab__rec *r = NULL;
     if (NO_RECORDS)
         return NULL;
-    for (unsigned i = 0; i < TLS_SLOTS; i++)
-        if (tls[i].id == t->id)
-            r = tls[i].rec;
+    atab__rec *r = atab__rec_known(t->id);
     if (!r) {
         pthread_once(&g_once, make_key);
         pthread_mutex_lock(&g_lock);
@@ -684,97 +675,13 @@ atab__rec *atab__rec_find(atab_table *t)
         pthread_mutex_unlock(&g_lock);
         if (!r)
             return NULL;
-        unsigned slot = tls_next++ % TLS_SLOTS;
-        tls[slot].id = t->id;
-        tls[slot].rec = r;
+        unsigned slot = tls_next++ % ATAB__TLS_SLOTS;
+        atab__tls_slots[slot].id = t->id;
+        atab__tls_slots[slot].rec = r;
     }
     atab__tls_last.id = t->id;
     atab__tls_last.rec = r;
     return r;
-}
-
-/* ---- the solo thread (table.h) ---- */
-
-const char atab__solo_unclaimed;
-const char atab__solo_reopened;
-
-/* This thread's record on t where its slots still name one (no lock, and
-** none made); else NULL. */
-static atab__rec *rec_known(const atab_table *t)
-{
-    if (atab__tls_last.id == t->id)
-        return atab__tls_last.rec;
-    for (unsigned i = 0; i < TLS_SLOTS; i++)
-        if (tls[i].id == t->id)
-            return tls[i].rec;
-    return NULL;
-}
-
-/* Gives t's bias to `mine`, this thread's record, or ends it when NULL
-** (reg_lock held): no solo record; where a lock may be held or a solo
-** insert be under way (`fence`), the new solo_tid stored, the writer's
-** fence and the wait for the old solo insert; then the new record, or no
-** solo thread. */
-static void solo_pass(atab_table *t, atab__rec *mine, int fence)
-{
-    atab__rec *old = t->solo_rec;
-    __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_SEQ_CST);
-    if (mine)
-        __atomic_store_n(&t->solo_tid, (const void *)&atab__tls_last, __ATOMIC_SEQ_CST);
-    if (fence) {
-        /* the old solo thread now either is seen in a solo insert, or sees
-        ** solo_rec cleared in its next one and takes the lock; a lock held
-        ** now shows in its word, and one taken later reads solo_tid */
-        unsigned spins = 0;
-        atab__writer_fence(t);
-        while (old && __atomic_load_n(&old->solo_busy, __ATOMIC_ACQUIRE))
-            atab__relax(&spins);
-    }
-    if (mine)
-        __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELEASE);
-    else
-        __atomic_store_n(&t->solo_tid, NULL, __ATOMIC_RELEASE);
-}
-
-/* Ends t's bias (reg_lock held). */
-static void solo_end(atab_table *t)
-{
-    solo_pass(t, NULL, t->solo_rec != NULL);
-}
-
-void atab__solo_meet(atab_table *t)
-{
-    atab__rec *mine = rec_known(t);
-    if (!ATAB__NEVER_MEMBARRIER && !atab__have_membarrier())
-        mine = NULL;   /* no claim: the solo insert's fence needs membarrier */
-    pthread_mutex_lock(&t->reg_lock);
-    const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
-    if (!solo || solo == (const void *)&atab__tls_last) {
-        /* ended, or this thread's already */
-    } else if (mine && solo == &atab__solo_unclaimed) {
-        solo_pass(t, mine, 0);   /* the table's first lock: none held, none to wait for */
-    } else if (mine && (solo == &atab__solo_reopened || t->solo_moves < ATAB__SOLO_MOVES)) {
-        t->solo_moves += solo != &atab__solo_reopened;
-        solo_pass(t, mine, 1);
-    } else {
-        solo_end(t);
-    }
-    pthread_mutex_unlock(&t->reg_lock);
-}
-
-/* atab__shard_take's way when solo_tid, read under sh's lock, is neither
-** the caller's nor NULL: the lock dropped unwritten, the bias met, the
-** lock taken again, until it is. */
-void atab__solo_retake(atab_table *t, atab__shard *sh)
-{
-    const void *solo;
-    do {
-        atab__lock_drop(&sh->lock);
-        atab__solo_meet(t);
-        atab__lock_take(&sh->lock);
-        atab__solo_fence();
-        solo = __atomic_load_n(&t->solo_tid, __ATOMIC_ACQUIRE);
-    } while (solo && solo != (const void *)&atab__tls_last);
 }
 
 /* ---- the table's side ---- */
@@ -859,10 +766,7 @@ static void fork_lock(int lock)
         if (lock) {
             pthread_mutex_lock(&t->sweep_lock);
             pthread_mutex_lock(&t->reg_lock);
-            const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
-            if (solo && solo != &atab__solo_unclaimed && solo != &atab__solo_reopened &&
-                solo != (const void *)&atab__tls_last)
-                solo_end(t);   /* another thread's: its insert under way ends */
+            atab__solo_fork(t);   /* another thread's bias ends */
             for (unsigned i = 0; i < ATAB__SHARDS; i++)   /* no claim while reg_lock is held */
                 atab__lock_take(&t->shards[i].lock);
             atab__lock_take(&t->retired_lock);

@@ -178,6 +178,23 @@ typedef struct atab__tls_pair {
     atab__rec *rec;
 } atab__tls_pair;
 extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;   /* grace.c */
+
+/* This thread's records on the tables it used last, beside atab__tls_last
+** (thread.c: atab__rec_find fills them). */
+#define ATAB__TLS_SLOTS 8
+extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_slots[ATAB__TLS_SLOTS] ATAB__TLS;
+
+/* This thread's record on the table whose id is `id`, where its slots
+** still name one (no lock, and none made); else NULL. */
+static inline atab__rec *atab__rec_known(uint64_t id)
+{
+    if (atab__tls_last.id == id)
+        return atab__tls_last.rec;
+    for (unsigned i = 0; i < ATAB__TLS_SLOTS; i++)
+        if (atab__tls_slots[i].id == id)
+            return atab__tls_slots[i].rec;
+    return NULL;
+}
 extern ATAB__HIDDEN int atab__membarrier_state;   /* > 0: readers need no fence (grace.c) */
 
 /* This thread's record on t when it is not the last one used (a first
