@@ -234,17 +234,21 @@ ATAB_API void atab_table_free(atab_table *t);
 
 /*
  * Threads. Every call but atab_table_free may run on any thread at once.
- * A table that one thread fills, as most hosts' tables are (a parser's, a
- * compiler's, a script engine's main thread), is faster for it: the first
- * thread to take one of the table's internal locks (its first insert, as
- * a rule) inserts without them from then on, until another thread takes
- * one. Any other thread's insert, its release of an atom's last reference
- * (whose sweep takes them), atab_count, atab_get_stats, atab_foreach, a
- * report or a fork ends that for good, after one wait for an insert under
- * way; other threads' hits and lookups do not (but for the first lookup
- * of a static atom in its part of the table), nor releases that leave an
- * atom referenced. When that first thread exits, the next thread to take a
- * lock has it.
+ * A table that one thread fills at a time, as most hosts' tables are (a
+ * parser's, a compiler's, a script engine's main thread), is faster for
+ * it: the first thread to take one of the table's internal locks (its
+ * first insert, as a rule) inserts without them from then on, until
+ * another thread takes one. Another thread's insert, its release of an
+ * atom's last reference (whose sweep takes them), atab_count,
+ * atab_get_stats, atab_foreach or a report then takes that over (after
+ * one wait for an insert under way), if that thread has interned in the
+ * table, so a table filled on one thread and then used on another keeps
+ * it; else, and after four such moves in a table's life, it ends it, as
+ * a fork from another thread does. Other threads' hits and lookups do not
+ * (but for the first lookup of a static atom in its part of the table),
+ * nor releases that leave an atom referenced. When the thread that has it
+ * exits, or once it has ended all threads that used the table but one
+ * have exited, the next thread to take a lock has it.
  */
 
 /*

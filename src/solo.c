@@ -83,8 +83,7 @@ void atab__solo_retake(atab_table *t, atab__shard *sh)
 
 void atab__solo_leave(atab_table *t, const atab__rec *r)
 {
-    if (t->solo_rec == r || !t->solo_tid) {   /* its thread's exit, or one while the
-                                                 bias is ended */
+    if (t->solo_rec == r || (!t->solo_tid && (!t->recs || !t->recs->next))) {
         __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_reopened, __ATOMIC_RELAXED);
     }

@@ -431,8 +431,9 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** a solo insert, and the hold counts (below) stay exact; nothing waits
 ** for a section.
 **
-** When the solo thread gives its record back (its exit), or any thread
-** does while the bias is ended, the table is open to a claim again
+** When the solo thread gives its record back (its exit), or a thread
+** does while the bias is ended and leaves one record or none on the
+** table, the table is open to a claim again
 ** (&atab__solo_reopened), which then fences as a move does: a lock may be
 ** held by a thread that took it while the bias was ended. Hits and
 ** releases of other threads, and their lookups, leave the bias alone:
@@ -456,8 +457,9 @@ static inline void atab__solo_fence(void)
 #endif
 }
 ATAB__HIDDEN void atab__solo_retake(atab_table *t, atab__shard *sh);
-/* Record r leaves t (reg_lock held): the table is open to a claim again
-** if r was its solo thread's, or the bias is ended. */
+/* Record r leaves t, off its list (reg_lock held): the table is open to a
+** claim again if r was its solo thread's, or the bias is ended and one
+** record or none is left. */
 ATAB__HIDDEN void atab__solo_leave(atab_table *t, const atab__rec *r);
 /* Before a fork takes t's locks (reg_lock held): another thread's bias
 ** ends; an unclaimed table stays so. */

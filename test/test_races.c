@@ -1719,10 +1719,22 @@ static void *do_count(void *arg)
 /* The first lock taken on a table by a thread with no record there (here
 ** atab_count's) ends the bias: that thread has no record to make solo
 ** inserts with, and none to give back at its exit. This thread's inserts
-** then take the locks, and the bias stays ended, until a thread with a
-** record (W, whose insert took a lock while the bias was ended) exits:
-** that opens the table to a claim, and this thread's next insert claims
-** it. */
+** then take the locks, and the bias stays ended through the exit of a
+** thread W whose insert took a lock while it was ended, as long as
+** another thread E with a record stays; E's exit leaves this thread's
+** record alone on the table, which opens it to a claim, and this thread's
+** next insert claims it. */
+static sem_t g_stay_in, g_stay_go;
+
+/* As do_intern_other, then stays until g_stay_go (g_stay_in posted). */
+static void *do_intern_and_stay(void *arg)
+{
+    do_intern_other(arg);
+    sem_post(&g_stay_in);
+    sem_wait(&g_stay_go);
+    return NULL;
+}
+
 static void a_first_lock_from_a_thread_with_no_record_ends_the_bias(void **state)
 {
     (void)state;
@@ -1742,13 +1754,26 @@ static void a_first_lock_from_a_thread_with_no_record_ends_the_bias(void **state
     const atab_atom *b = atab_intern_cstr(c.t, c.other);
     assert_null(c.t->solo_tid);   /* no claim after the end */
     assert_null(c.t->solo_rec);
-    solo_case d = c;
+    solo_case d = c, e = c;
+    worker we;
     key_of_shard(c.t, c.shard, "third", d.other, sizeof d.other);
+    key_of_shard(c.t, c.shard, "fifth", e.other, sizeof e.other);
+    sem_init(&g_stay_in, 0, 0);
+    sem_init(&g_stay_go, 0, 0);
+    worker_start(&we, ROLE_B, do_intern_and_stay, &e);
+    sem_wait(&g_stay_in);
     worker_start(&w, ROLE_B, do_intern_other, &d);
     worker_join(&w);
     assert_non_null(d.got);
     assert_false(d.was_solo);
-    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* W's exit */
+    assert_null(c.t->solo_tid);   /* W's exit: E's record and this thread's stay */
+    sem_post(&g_stay_go);
+    worker_join(&we);
+    assert_non_null(e.got);
+    assert_false(e.was_solo);
+    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* E's exit */
+    sem_destroy(&g_stay_in);
+    sem_destroy(&g_stay_go);
     char fourth[32];
     key_of_shard(c.t, c.shard, "fourth", fourth, sizeof fourth);
     const atab_atom *f = atab_intern_cstr(c.t, fourth);
@@ -1756,8 +1781,8 @@ static void a_first_lock_from_a_thread_with_no_record_ends_the_bias(void **state
     assert_ptr_equal(c.t->solo_tid, &atab__tls_last);   /* claimed */
     assert_ptr_equal(c.t->solo_rec, atab__tls_last.rec);
     assert_int_equal(c.t->solo_moves, 0);
-    const atab_atom *atoms[] = {a, b, d.got, f};
-    solo_check_and_free(&c, atoms, 4, &wa);
+    const atab_atom *atoms[] = {a, b, d.got, e.got, f};
+    solo_check_and_free(&c, atoms, 5, &wa);
 }
 
 /* ---- the bias passes between threads ---- */
