@@ -22,6 +22,7 @@
 
 int atab__membarrier_state;   /* 0 unknown, 1 usable, -1 not available */
 _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;
+_Thread_local atab__tls_pair atab__tls_slots[ATAB__TLS_SLOTS] ATAB__TLS;
 
 #ifdef ATAB_TEST_HOOKS
 atab__hook_fn atab__test_hook;

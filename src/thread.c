@@ -556,7 +556,6 @@ size_t atab__misuse(atab_table *t)
 
 /* ---- finding this thread's record ---- */
 
-_Thread_local atab__tls_pair atab__tls_slots[ATAB__TLS_SLOTS] ATAB__TLS;
 static _Thread_local unsigned tls_next ATAB__TLS;
 static _Thread_local atab__rec *tls_recs ATAB__TLS;   /* every record of this thread (g_lock) */
 

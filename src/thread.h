@@ -180,7 +180,7 @@ typedef struct atab__tls_pair {
 extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_last ATAB__TLS;   /* grace.c */
 
 /* This thread's records on the tables it used last, beside atab__tls_last
-** (thread.c: atab__rec_find fills them). */
+** (grace.c; thread.c: atab__rec_find fills them). */
 #define ATAB__TLS_SLOTS 8
 extern ATAB__HIDDEN _Thread_local atab__tls_pair atab__tls_slots[ATAB__TLS_SLOTS] ATAB__TLS;
 
