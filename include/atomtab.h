@@ -241,14 +241,15 @@ ATAB_API void atab_table_free(atab_table *t);
  * another thread takes one. Another thread's insert, its release of an
  * atom's last reference (whose sweep takes them), atab_count,
  * atab_get_stats, atab_foreach or a report then takes that over (after
- * one wait for an insert under way), if that thread has interned in the
- * table, so a table filled on one thread and then used on another keeps
- * it; else, and after four such moves in a table's life, it ends it, as
- * a fork from another thread does. Other threads' hits and lookups do not
- * (but for the first lookup of a static atom in its part of the table),
- * nor releases that leave an atom referenced. When the thread that has it
- * exits, or once it has ended all threads that used the table but one
- * have exited, the next thread to take a lock has it.
+ * one wait for an insert under way), if that thread has used the table
+ * before (and not eight other tables since), so a table filled on one
+ * thread and then used on another keeps it; else, and after four such
+ * moves in a table's life, it ends it, as a fork from another thread
+ * does. Other threads' hits and lookups do not (but for the first lookup
+ * of a static atom in its part of the table), nor releases that leave an
+ * atom referenced. When the thread that has it exits, or once it has
+ * ended all threads that used the table but one have exited, the next
+ * thread to take a lock has it; so has a forked child's thread.
  */
 
 /*

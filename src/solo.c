@@ -9,8 +9,7 @@
 */
 #include "table.h"
 
-const char atab__solo_unclaimed;
-const char atab__solo_reopened;
+const char atab__solo_marks[2];
 
 /* Gives t's bias to `mine`, this thread's record, or ends it when NULL
 ** (reg_lock held): no solo record; where a lock may be held or a solo
@@ -31,6 +30,8 @@ static void solo_pass(atab_table *t, atab__rec *mine, int fence)
         atab__writer_fence(t);
         while (old && __atomic_load_n(&old->solo_busy, __ATOMIC_ACQUIRE))
             atab__relax(&spins);
+        if (!ATAB__NEVER_MEMBARRIER && !atab__have_membarrier())
+            mine = NULL;   /* membarrier failed: that was no writer's fence */
     }
     if (mine)
         __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELEASE);
@@ -55,10 +56,10 @@ static void solo_meet(atab_table *t)
     const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
     if (!solo || solo == (const void *)&atab__tls_last) {
         /* ended, or this thread's already */
-    } else if (mine && solo == &atab__solo_unclaimed) {
-        solo_pass(t, mine, 0);   /* the table's first lock: none held, none to wait for */
-    } else if (mine && (solo == &atab__solo_reopened || t->solo_moves < ATAB__SOLO_MOVES)) {
-        t->solo_moves += solo != &atab__solo_reopened;
+    } else if (mine && solo == ATAB__SOLO_UNCLAIMED) {
+        solo_pass(t, mine, 0);   /* every lock held was seen by a fence, or is dropped unwritten */
+    } else if (mine && (solo == ATAB__SOLO_REOPENED || t->solo_moves < ATAB__SOLO_MOVES)) {
+        t->solo_moves += solo != ATAB__SOLO_REOPENED;
         solo_pass(t, mine, 1);
     } else {
         solo_end(t);
@@ -81,18 +82,31 @@ void atab__solo_retake(atab_table *t, atab__shard *sh)
     } while (solo && solo != (const void *)&atab__tls_last);
 }
 
+/* t's bias open to a claim, `mark` (reg_lock held, or a child's one thread). */
+static void solo_open(atab_table *t, const void *mark)
+{
+    __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->solo_tid, mark, __ATOMIC_RELAXED);
+}
+
 void atab__solo_leave(atab_table *t, const atab__rec *r)
 {
-    if (t->solo_rec == r || (!t->solo_tid && (!t->recs || !t->recs->next))) {
-        __atomic_store_n(&t->solo_rec, NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&t->solo_tid, (const void *)&atab__solo_reopened, __ATOMIC_RELAXED);
-    }
+    if (t->solo_rec == r)
+        solo_open(t, ATAB__SOLO_UNCLAIMED);
+    else if (!t->solo_tid && (!t->recs || !t->recs->next))
+        solo_open(t, ATAB__SOLO_REOPENED);
 }
 
 void atab__solo_fork(atab_table *t)
 {
     const void *solo = __atomic_load_n(&t->solo_tid, __ATOMIC_RELAXED);
-    if (solo && solo != &atab__solo_unclaimed && solo != &atab__solo_reopened &&
+    if (solo && solo != ATAB__SOLO_UNCLAIMED && solo != ATAB__SOLO_REOPENED &&
         solo != (const void *)&atab__tls_last)
         solo_end(t);   /* its insert under way ends first */
+}
+
+void atab__solo_child(atab_table *t)
+{
+    if (t->solo_tid != (const void *)&atab__tls_last)
+        solo_open(t, ATAB__SOLO_UNCLAIMED);
 }

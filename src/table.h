@@ -332,8 +332,8 @@ struct atab_table {
     void *host_cache;           /* external.c's cache, or NULL */
     void *raw;                  /* the allocation holding this (aligned) table */
     /* The solo thread (below, "the solo thread"): the address of its
-    ** atab__tls_last (&atab__solo_unclaimed before one, &atab__solo_reopened
-    ** after one; NULL while ended), and its record (written under reg_lock;
+    ** atab__tls_last (ATAB__SOLO_UNCLAIMED or ATAB__SOLO_REOPENED while
+    ** none; NULL while ended), and its record (written under reg_lock;
     ** atomic); how many times it passed to another thread (reg_lock). */
     const void *solo_tid;
     atab__rec *solo_rec;
@@ -431,16 +431,25 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** a solo insert, and the hold counts (below) stay exact; nothing waits
 ** for a section.
 **
-** When the solo thread gives its record back (its exit), or a thread
-** does while the bias is ended and leaves one record or none on the
-** table, the table is open to a claim again
-** (&atab__solo_reopened), which then fences as a move does: a lock may be
-** held by a thread that took it while the bias was ended. Hits and
-** releases of other threads, and their lookups, leave the bias alone:
-** they take no lock (but for a lookup that caches a static atom in its
-** shard: table.c, find_or_insert_locked). */
-extern ATAB__HIDDEN const char atab__solo_unclaimed;   /* its address: no solo thread yet */
-extern ATAB__HIDDEN const char atab__solo_reopened;    /* none, after one */
+** When the solo thread gives its record back (its exit), the table is
+** unclaimed again, and a claim needs no fence: a lock still held was
+** taken before the fence of that thread's own claim or move, which made
+** it seen. When a thread gives its record back while the bias is ended
+** and leaves one record or none on the table, the table is reopened: a
+** claim then fences as a move does, since a lock may be held by a thread
+** that took it while the bias was ended. A forked child, one thread, is
+** unclaimed unless its thread is the solo thread. Hits, lookups and
+** releases of other threads leave the bias alone: they take no lock (but
+** for a lookup that caches a static atom in its shard, table.c:
+** find_or_insert_locked, and a release that fills its thread's queue,
+** whose sweep takes the locks). */
+/* solo_tid's two marks, distinct addresses (one array, so that no
+** merging of constants makes them one): no solo thread yet, or none since
+** the solo thread's exit (a claim needs no fence); none, the bias ended
+** before (a claim fences). */
+extern ATAB__HIDDEN const char atab__solo_marks[2];
+#define ATAB__SOLO_UNCLAIMED ((const void *)&atab__solo_marks[0])
+#define ATAB__SOLO_REOPENED ((const void *)&atab__solo_marks[1])
 #define ATAB__SOLO_MOVES 4   /* times the bias may pass to another thread */
 
 /* The solo insert's fence between its raise of solo_busy and its check of
@@ -457,13 +466,16 @@ static inline void atab__solo_fence(void)
 #endif
 }
 ATAB__HIDDEN void atab__solo_retake(atab_table *t, atab__shard *sh);
-/* Record r leaves t, off its list (reg_lock held): the table is open to a
-** claim again if r was its solo thread's, or the bias is ended and one
-** record or none is left. */
+/* Record r leaves t, off its list (reg_lock held): the table is unclaimed
+** if r was its solo thread's, reopened if the bias is ended and one record
+** or none is left. */
 ATAB__HIDDEN void atab__solo_leave(atab_table *t, const atab__rec *r);
 /* Before a fork takes t's locks (reg_lock held): another thread's bias
 ** ends; an unclaimed table stays so. */
 ATAB__HIDDEN void atab__solo_fork(atab_table *t);
+/* In a forked child, every lock held by its one thread: unclaimed, unless
+** that thread is the solo thread. */
+ATAB__HIDDEN void atab__solo_child(atab_table *t);
 
 /* Takes and drops a shard's lock. Each drop counts the hold in sh->holds,
 ** after the hold's writes; a thread that read `holds` before it read the

@@ -729,7 +729,8 @@ void atab__threads_visit_memory(atab_table *t, void (*fn)(void *, const void *, 
 ** table nobody has claimed stays unclaimed), under reg_lock, before it
 ** takes the shards' locks: that waits for a solo insert under way, so a
 ** child never has one half made; and while reg_lock is held no thread can
-** claim a table (table.h: the solo thread).
+** claim a table (table.h: the solo thread). In the child, one thread, a
+** table whose solo thread it is not is unclaimed.
 **
 ** Not waited for: a short key's insert between the atom it made from its
 ** thread's chunk and the shard's lock (intern.c: insert_block), or after
@@ -863,6 +864,7 @@ static void fork_child(void)
         ** its queue yet (atab__queue_push) are still marked queued: the
         ** scan frees them for a full sweep */
         __atomic_add_fetch(&t->unused, unqueue_scan(t), __ATOMIC_RELAXED);
+        atab__solo_child(t);
         pthread_mutex_lock(&t->chunk_lock);
     }
     fork_parent();
@@ -882,7 +884,7 @@ void atab__threads_init(atab_table *t)
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
     t->fast_id = atab__have_membarrier() ? t->id : ATAB__FENCED;
-    t->solo_tid = &atab__solo_unclaimed;   /* table.h: the solo thread */
+    t->solo_tid = ATAB__SOLO_UNCLAIMED;   /* table.h: the solo thread */
     t->solo_rec = NULL;
     t->next_table = g_tables;
     g_tables = t;

@@ -716,18 +716,21 @@ static void *do_solo_two(void *arg)
     return NULL;
 }
 
-/* Forks; the child finds the bias ended and both keys, uses the table,
-** and frees it. */
+/* Forks; the child finds the table unclaimed and both keys, claims the
+** table with an insert, uses the table, and frees it. */
 static void *do_fork_finding_solo_keys(void *arg)
 {
     held_mem_case *c = arg;
     pid_t pid = fork();
     if (pid == 0) {
-        if (c->t->solo_tid || c->t->solo_rec)
+        if (c->t->solo_tid != ATAB__SOLO_UNCLAIMED || c->t->solo_rec)
             _exit(30);
         for (int i = 0; i < 2; i++)
             if (!atab_lookup(c->t, g_solo_keys[i], strlen(g_solo_keys[i])))
                 _exit(31 + i);
+        const atab_atom *a = atab_intern_cstr(c->t, "claimed-in-the-child");
+        if (!a || c->t->solo_tid != (const void *)&atab__tls_last || atab_release(c->t, a))
+            _exit(33);
         _exit(child_use(c->t, 0));
     }
     c->child_rc = forked_parent(pid, &c->forked);
@@ -737,9 +740,10 @@ static void *do_fork_finding_solo_keys(void *arg)
 /* The solo thread W stops inside a solo insert (insert:solo), its slot,
 ** its count of the shard's keys and its hold made in no lock. A fork from
 ** another thread F ends the bias first, which waits for W's insert, so the
-** child never sees an insert half made: it finds the bias ended, both keys,
-** and counts exactly. W's exit, the bias ended, opens the table to a claim
-** again. */
+** child never sees an insert half made: it finds both keys and counts
+** exactly; there, one thread, the table is unclaimed, and the child's
+** insert claims it. In the parent, W's exit, the bias ended and no record
+** left, opens the table to a claim again. */
 static void a_fork_from_another_thread_waits_for_a_solo_insert(void **state)
 {
     (void)state;
@@ -758,10 +762,10 @@ static void a_fork_from_another_thread_waits_for_a_solo_insert(void **state)
     pause_at *p = pause_arm("insert:solo", ROLE_A, c.t);
     worker_start(&w, ROLE_A, do_solo_two, &c);
     int waited = fork_while_held(&c, p, &w, do_fork_finding_solo_keys);
-    assert_int_equal(c.child_rc, 0);   /* 30: the bias; 31, 32: a key not found;
-                                          10-16: child_use */
+    assert_int_equal(c.child_rc, 0);   /* 30, 33: the bias; 31, 32: a key not
+                                          found; 10-16: child_use */
     assert_true(waited);               /* fork() returned only after W's insert */
-    assert_ptr_equal(c.t->solo_tid, &atab__solo_reopened);   /* W's exit */
+    assert_ptr_equal(c.t->solo_tid, ATAB__SOLO_REOPENED);   /* W's exit */
     assert_null(c.t->solo_rec);
     assert_int_equal(atab_count(c.t), 2);
     atab_table_free(c.t);
@@ -783,17 +787,17 @@ static void a_fork_leaves_an_unclaimed_table_unclaimed(void **state)
     atab_options o = plain_options(&al, 7);
     atab_table *t = atab_table_new(&o);
     assert_non_null(t);
-    assert_ptr_equal(t->solo_tid, &atab__solo_unclaimed);
+    assert_ptr_equal(t->solo_tid, ATAB__SOLO_UNCLAIMED);
     pid_t pid = fork();
     if (pid == 0) {
-        if (t->solo_tid != &atab__solo_unclaimed)
+        if (t->solo_tid != ATAB__SOLO_UNCLAIMED)
             _exit(40);
         const atab_atom *a = atab_intern_cstr(t, "claimed-in-the-child");
         _exit(!a ? 41 : t->solo_tid != (const void *)&atab__tls_last ? 42 : 0);
     }
     assert_true(pid > 0);
     assert_int_equal(wait_child(pid), 0);   /* 40-42: the child's table */
-    assert_ptr_equal(t->solo_tid, &atab__solo_unclaimed);
+    assert_ptr_equal(t->solo_tid, ATAB__SOLO_UNCLAIMED);
     const atab_atom *a = atab_intern_cstr(t, "claimed-in-the-parent");
     assert_non_null(a);
     assert_ptr_equal(t->solo_tid, &atab__tls_last);
