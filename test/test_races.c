@@ -1943,11 +1943,7 @@ static void a_lock_held_across_a_move_holds_the_new_solo_threads_insert(void **s
     pause_wait(p);
     assert_ptr_equal(a.t->solo_rec, a.rec);
     worker_start(&wb, ROLE_B, do_move_then_insert, &b);
-    for (long ms = 0; !__atomic_load_n(&b.first, __ATOMIC_ACQUIRE); ms++) {
-        if (ms >= WAIT_S * 1000L)
-            hang("B's first insert did not return");
-        usleep(1000);
-    }
+    published(&b.first);   /* B's first insert returned: the bias is B's */
     assert_true(worker_held(&wb));   /* at A's shard's lock: its second insert */
     assert_true(b.was_solo);
     pause_release(p);
