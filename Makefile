@@ -863,7 +863,8 @@ bench-probes: report-tool
 	$(ATOMPROBELEN) $(CORPUS)
 
 # What one transient atom costs (new string, interned, released, its share
-# of the sweep): ns here, instructions under callgrind.
+# of the sweep): ns here, instructions under callgrind (one run a table
+# seed, SEEDS="1 2 3 4 5": the median over them is the figure).
 ATOMTRANSIENT := $(BENCH_DIR)/atomtransient
 $(ATOMTRANSIENT): bench/transient.c bench/tokens.h include/atomtab.h $(STATIC)
 	@mkdir -p $(dir $@)
