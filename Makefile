@@ -497,6 +497,22 @@ else
 	STRESS_TIME=$(STRESS_TIME) $(SAN_ENV_$(STRESS_SAN)) build/$(STRESS_SAN)/stress_hostile
 endif
 
+# make stress-fallback [FALLBACK_ROUNDS=20000]
+# test/stress_fallback.c: rounds of a solo thread's inserts while another
+# thread ends its bias with membarrier marked failed; the end must wait
+# for the insert in flight (the fallback fence). Built with the race
+# tests' objects, for their pause point. About 13 ms a round here.
+FALLBACK_ROUNDS ?= 20000
+STRESS_FALLBACK := $(O)/test/stress_fallback
+$(STRESS_FALLBACK): test/stress_fallback.c $(HOOK_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DATAB_TEST_HOOKS -Isrc $< -o $@ $(HOOK_OBJS) $(LDLIBS)
+
+.PHONY: stress-fallback
+stress-fallback: lib
+	@$(MAKE) --no-print-directory $(STRESS_FALLBACK)
+	$(STRESS_FALLBACK) $(FALLBACK_ROUNDS)
+
 STRESS_SECONDS ?= 300
 STRESS_THREADS ?= 16
 stress: tests

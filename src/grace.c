@@ -11,9 +11,11 @@
 ** It calls no other file of the library, so the test hook every file
 ** may call (hooks.h: ATAB__PAUSE) is defined here, below them all.
 */
+#include <errno.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "table.h"
@@ -42,23 +44,48 @@ int atab__have_membarrier(void)
     return s > 0;
 }
 
+/* How long the fallback fence waits when the kernel has no barrier for it
+** either: longer than a scheduler tick at 100 Hz. */
+#define FALLBACK_WAIT_NS 20000000L
+
+int atab__fence_fallback(atab_table *t)
+{
+    ATAB__PAUSE("fence:fallback", t);
+#if ATAB__NEVER_MEMBARRIER
+    return 0;   /* every side fences for itself */
+#else
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0) == 0)
+        return 1;
+    struct timespec d = {0, FALLBACK_WAIT_NS}, left;
+    while (nanosleep(&d, &left) != 0 && errno == EINTR)
+        d = left;
+    return 2;
+#endif
+}
+
 /* The writer's half of the handshake: after it, every reader either is
 ** seen inside its section or sees what the writer stored before. Once
-** registered, membarrier fails only for a bad command; should it fail
-** anyway, readers are told to fence for themselves from then on: the
-** state for every path, and t's fast_id for the hit path (each table's
-** writers clear theirs the first time they see the state). */
-void atab__writer_fence(atab_table *t)
+** registered, membarrier fails only for a bad command (or a sandbox that
+** forbids it from then on); should it fail anyway, readers are told to
+** fence for themselves from then on: the state for every path, and t's
+** fast_id for the hit path (each table's writers clear theirs the first
+** time they see the state), and the readers of t that entered their
+** sections with no fence before they were told pass the fallback fence. */
+int atab__writer_fence(atab_table *t)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (atab__have_membarrier() &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
+    if (atab__have_membarrier()) {
+        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0)
+            return 1;
         __atomic_store_n(&atab__membarrier_state, -1, __ATOMIC_SEQ_CST);
+    }
     if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_SEQ_CST) < 0 &&
         __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) != ATAB__FENCED) {
         __atomic_store_n(&t->fast_id, ATAB__FENCED, __ATOMIC_SEQ_CST);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return atab__fence_fallback(t) != 0;
     }
+    return 0;
 }
 
 void atab__relax(unsigned *spins)

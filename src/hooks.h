@@ -36,6 +36,11 @@
 **       the block's free: test_hooks.h)
 **   insert vs insert or grow       "insert:made" (t), after a short
 **       key's insert made its atom, before it takes the shard's lock
+**   solo insert vs a move or end   "insert:solo" (t), after the solo
+**       thread's insert saw the bias its own and the lock free, before
+**       its stores (table.h: the solo thread)
+**   membarrier that fails          "fence:fallback" (t), as a writer's
+**       fence falls back for threads that took no fence (grace.c)
 **   a grace period vs the batches  "gp:served" (t), after a grace
 **   it serves                          period's wait, before it says
 **       which unlinks it served (thread.h: atab__gp_served)

@@ -14,8 +14,9 @@ const char atab__solo_marks[2];
 /* Gives t's bias to `mine`, this thread's record, or ends it when NULL
 ** (reg_lock held): no solo record; where a lock may be held or a solo
 ** insert be under way (`fence`), the new solo_tid stored, the writer's
-** fence and the wait for the old solo insert; then the new record, or no
-** solo thread. */
+** fence (where membarrier no longer serves, the fallback fence: the old
+** solo thread's inserts have no fence of their own) and the wait for the
+** old solo insert; then the new record, or no solo thread. */
 static void solo_pass(atab_table *t, atab__rec *mine, int fence)
 {
     atab__rec *old = t->solo_rec;
@@ -27,11 +28,12 @@ static void solo_pass(atab_table *t, atab__rec *mine, int fence)
         ** solo_rec cleared in its next one and takes the lock; a lock held
         ** now shows in its word, and one taken later reads solo_tid */
         unsigned spins = 0;
-        atab__writer_fence(t);
+        if (!atab__writer_fence(t) && !ATAB__NEVER_MEMBARRIER)
+            (void)atab__fence_fallback(t);   /* its solo inserts take no fence of their own */
         while (old && __atomic_load_n(&old->solo_busy, __ATOMIC_ACQUIRE))
             atab__relax(&spins);
         if (!ATAB__NEVER_MEMBARRIER && !atab__have_membarrier())
-            mine = NULL;   /* membarrier failed: that was no writer's fence */
+            mine = NULL;   /* membarrier fails now: no bias (each move would wait on the fallback) */
     }
     if (mine)
         __atomic_store_n(&t->solo_rec, mine, __ATOMIC_RELEASE);

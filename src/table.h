@@ -423,7 +423,11 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** a record there (and the kernel membarrier); else it ends the bias (as a
 ** thread with no record, or one its slots no longer name, does). Both
 ** clear solo_rec, fence as a grace period's writer does, and wait while
-** the old record's solo_busy is up; an end then clears solo_tid. A new
+** the old record's solo_busy is up; an end then clears solo_tid. Should
+** membarrier fail once the bias is claimed, that fence is the writer's
+** own, which the solo inserts' compiler fence does not pair with: the
+** writer then passes the fallback fence (grace.c) before it trusts
+** solo_busy, and ends the bias for good (no claim without membarrier). A new
 ** solo thread stores solo_tid before that fence, so a lock taken before
 ** the fence is seen by its solo inserts (the lock's word), and one taken
 ** after it reads the new solo_tid and is dropped. A fork from another
@@ -442,7 +446,9 @@ static inline atab__shard *atab__shard_of(atab_table *t, uint64_t h)
 ** releases of other threads leave the bias alone: they take no lock (but
 ** for a lookup that caches a static atom in its shard, table.c:
 ** find_or_insert_locked, and a release that fills its thread's queue,
-** whose sweep takes the locks). */
+** whose sweep takes the locks). What reads a whole table under its
+** shards' locks (atab_count, atab_get_stats, atab_foreach, the reports,
+** atab_gc) meets the bias as any lock's taker does. */
 /* solo_tid's two marks, distinct addresses (one array, so that no
 ** merging of constants makes them one): no solo thread yet, or none since
 ** the solo thread's exit (a claim needs no fence); none, the bias ended

@@ -653,8 +653,17 @@ ATAB__HIDDEN size_t atab__misuse(atab_table *t);
 /* Grace periods (grace.c). Is membarrier registered for this process
 ** (asked once)? */
 ATAB__HIDDEN int atab__have_membarrier(void);
-/* The writer's half of the handshake with readers' sections (grace.c). */
-ATAB__HIDDEN void atab__writer_fence(atab_table *t);
+/* The writer's half of the handshake with readers' sections (grace.c):
+** nonzero when every thread of the process has passed a full barrier since
+** (membarrier, or the fallback fence), 0 when it was a fence of the
+** caller's alone (readers that fence for themselves need no more). */
+ATAB__HIDDEN int atab__writer_fence(atab_table *t);
+/* The writer's fence for threads that entered a section or a solo insert
+** with no fence of their own, when membarrier cannot serve (grace.c): the
+** kernel's global barrier, else a wait of a scheduler tick or more, whose
+** interrupts empty every CPU's store buffer. 1 for the barrier, 2 for the
+** wait, 0 in builds where every side fences for itself. */
+ATAB__HIDDEN int atab__fence_fallback(atab_table *t);
 /* Waits until r is seen outside a section, or has left the one it was in. */
 ATAB__HIDDEN void atab__wait_out(atab__rec *r);
 /* A spinning waiter's turn: a pause for each of its first 63 turns, then a

@@ -1960,6 +1960,121 @@ static void a_lock_held_across_a_move_holds_the_new_solo_threads_insert(void **s
     solo_check_and_free(&a, atoms, 3, &wa);
 }
 
+/* ---- membarrier that stops serving: the fallback fence ----
+** The kernel registered this process for membarrier, then the barrier
+** fails (a sandbox that forbids it after start-up); the tests set the
+** state a failed call leaves (atab__writer_fence). */
+
+/* A build whose readers and solo inserts take no fence of their own, on a
+** kernel whose membarrier this process registered. */
+static void need_membarrier(void)
+{
+    need_sections();
+#if ATAB__NEVER_MEMBARRIER
+    skip();
+#endif
+    if (!atab__have_membarrier())
+        skip();
+}
+
+static void membarrier_fails(void)
+{
+    __atomic_store_n(&atab__membarrier_state, -1, __ATOMIC_SEQ_CST);
+}
+
+static void membarrier_serves_again(void)
+{
+    __atomic_store_n(&atab__membarrier_state, 1, __ATOMIC_SEQ_CST);
+}
+
+typedef struct fence_case {
+    atab_table *t;
+    int served;   /* atab__writer_fence's answer */
+} fence_case;
+
+static void *do_writer_fence(void *arg)
+{
+    fence_case *c = arg;
+    c->served = atab__writer_fence(c->t);
+    return NULL;
+}
+
+/* The first writer's fence on a table after membarrier failed tells its
+** readers to fence (fast_id) and passes the fallback fence, for the
+** sections they entered before they were told, and says every thread
+** passed a barrier; the next fence needs no fallback and says so. */
+static void a_failed_membarrier_tells_readers_to_fence_and_passes_the_fallback_once(void **state)
+{
+    (void)state;
+    need_membarrier();
+    setup_hooks();
+    fence_case c = {atab_table_new(NULL), -1};
+    assert_non_null(c.t);
+    assert_int_equal(c.t->fast_id, c.t->id);   /* readers take no fence */
+    membarrier_fails();
+    worker w;
+    pause_at *p = pause_arm("fence:fallback", ROLE_A, c.t);
+    worker_start(&w, ROLE_A, do_writer_fence, &c);
+    pause_wait(p);   /* a hang here: no fallback fence */
+    assert_int_equal(c.t->fast_id, ATAB__FENCED);   /* told before it */
+    pause_release(p);
+    worker_join(&w);
+    assert_int_equal(c.served, 1);
+    c.served = -1;
+    setup_hooks();
+    p = pause_arm("fence:fallback", ROLE_A, c.t);
+    worker_start(&w, ROLE_A, do_writer_fence, &c);
+    worker_join(&w);
+    assert_false(pause_reached_soon(p));   /* readers fence for themselves now */
+    assert_int_equal(c.served, 0);
+    membarrier_serves_again();
+    atab_table_free(c.t);
+}
+
+/* The solo thread S stops inside its solo insert; then membarrier fails,
+** and a writer's fence tells the table's readers to fence (so the next
+** fences on it are the caller's own). Another thread O's insert into S's
+** shard ends the bias: S's solo inserts take no fence of their own, so
+** O's end passes the fallback fence (without it, O could read S's
+** solo_busy before S's store of it reached the cache, and write the shard
+** beside S: the review's stress lost keys that way), waits for S's insert,
+** and ends the bias for good. Both atoms kept, counts exact. */
+static void ending_the_bias_after_membarrier_fails_passes_the_fallback_fence(void **state)
+{
+    (void)state;
+    need_membarrier();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    solo_case c = {0}, d;
+    worker s, o;
+    solo_setup(&c, &al);
+    pause_at *ps = pause_arm("insert:solo", ROLE_A, c.t);
+    pause_at *pf = pause_arm("fence:fallback", ROLE_B, c.t);
+    worker_start(&s, ROLE_A, do_solo_pair, &c);
+    pause_wait(ps);
+    assert_ptr_equal(__atomic_load_n(&c.t->solo_rec, __ATOMIC_ACQUIRE), c.rec);
+    membarrier_fails();
+    assert_int_equal(atab__writer_fence(c.t), 1);   /* the readers told, and fenced */
+    assert_int_equal(c.t->fast_id, ATAB__FENCED);
+    d = c;
+    worker_start(&o, ROLE_B, do_intern_other, &d);
+    pause_wait(pf);   /* a hang here: O ended the bias with no fence S had a part in */
+    pause_release(pf);
+    assert_true(worker_held(&o));   /* waiting for S's insert */
+    assert_null(d.got);
+    pause_release(ps);
+    worker_join(&s);
+    worker_join(&o);
+    assert_non_null(c.got);
+    assert_non_null(d.got);
+    assert_false(d.was_solo);   /* ended, not moved: a move would need the fallback again */
+    assert_int_equal(c.t->solo_moves, 0);
+    assert_null(c.t->solo_rec);
+    membarrier_serves_again();
+    const atab_atom *atoms[] = {c.first, c.got, d.got};
+    solo_check_and_free(&c, atoms, 3, &wa);
+}
+
 /* ---- a short key's insert takes its block in its probe's section ---- */
 
 #define TAKE_N 64   /* the sweep threshold: the 64th release sweeps the queue */
@@ -2373,6 +2488,8 @@ int main(void)
         cmocka_unit_test(a_first_lock_from_a_thread_with_no_record_ends_the_bias),
         cmocka_unit_test(the_bias_passes_between_threads_a_bounded_number_of_times),
         cmocka_unit_test(a_lock_held_across_a_move_holds_the_new_solo_threads_insert),
+        cmocka_unit_test(a_failed_membarrier_tells_readers_to_fence_and_passes_the_fallback_once),
+        cmocka_unit_test(ending_the_bias_after_membarrier_fails_passes_the_fallback_fence),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
         cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
