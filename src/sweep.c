@@ -165,7 +165,10 @@ static size_t sweep(atab_table *t)
     rt.cap = RETIRE_LOCAL;
     rt.n_atoms = rt.n_arrays = 0;
     __atomic_add_fetch(&t->sweeps, 1, __ATOMIC_SEQ_CST);   /* odd: atab_foreach */
-    /* spares back, queues emptied: every count is what holders hold */
+    /* spares back, queues emptied: every count is what holders hold; and
+    ** no cache takes spares again until the kills below are done (a spare
+    ** made meanwhile, which a double release then took off the count,
+    ** would name an atom this sweep frees) */
     atab__flush_counts(t, 1, NULL, NULL);
     /* Every atom at 0 now is this sweep's to free (the flush counted those
     ** it brought to 0); those that reach 0 from here on count afresh. */
@@ -178,6 +181,7 @@ static size_t sweep(atab_table *t)
                 retire_flush(t, &rt);
         } while (got && rt.n_atoms == 0);   /* the buffer filled: this shard again */
     }
+    atab__flush_end(t);   /* the caches are their owners' again */
     retire_flush(t, &rt);
     if (rt.atoms != rt.local)
         atab__free(t, rt.atoms, rt.cap * sizeof *rt.atoms);

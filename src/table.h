@@ -369,6 +369,9 @@ struct atab_table {
     pthread_mutex_t sweep_lock; /* one sweep at a time */
     pthread_mutex_t reg_lock;   /* the list of records */
     atab__rec *recs;            /* per-thread records (thread.c) */
+    uint32_t flush_held;        /* a full sweep holds every record's flush_req,
+                                   a new record's too, until its kills are done
+                                   (reg_lock; thread.c: atab__flush_counts) */
     atab_table *next_table;     /* the live tables (thread.c, for fork) */
     uint32_t forking;           /* a fork is under way: no queue goes away for a
                                    sweep or is made (atomic; thread.c, "fork") */

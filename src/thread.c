@@ -494,11 +494,12 @@ static void visit_blocks(atab__rec *r, void (*fn)(void *, const void *, size_t),
         fn(ud, p->atoms[i], atab__block_bytes(atab_len(p->atoms[i])));
 }
 
-void atab__flush_counts(atab_table *t, int unqueue,
+void atab__flush_counts(atab_table *t, int sweep,
                         void (*recycled)(void *, const void *, size_t), void *ud)
 {
     const atab_atom **done = NULL;   /* queues taken, linked through their heads */
     pthread_mutex_lock(&t->reg_lock);
+    t->flush_held = (uint32_t)sweep;   /* records made meanwhile are born held */
     for (atab__rec *r = t->recs; r; r = r->next)
         __atomic_store_n(&r->flush_req, 1, __ATOMIC_SEQ_CST);
     atab__writer_fence(t);
@@ -510,7 +511,7 @@ void atab__flush_counts(atab_table *t, int unqueue,
         give_back_all(t, r);
         if (recycled)
             visit_blocks(r, recycled, ud);
-        if (unqueue) {
+        if (sweep) {
             const atab_atom **q = detach_queue(t, r);   /* reg_lock held: the
                                                            reporter sees it or not */
             if (q) {
@@ -518,8 +519,9 @@ void atab__flush_counts(atab_table *t, int unqueue,
                 done = q;
             }
             fold_zeros(t, r);   /* its atoms left at 0 */
+        } else {
+            __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
         }
-        __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     }
     /* Every record has been seen out of the section it was in at the fence,
     ** after which a queue's owner puts it back no more: a grace period for
@@ -529,6 +531,15 @@ void atab__flush_counts(atab_table *t, int unqueue,
         memcpy(&done, atab__queue_heads(q), sizeof done);
         free_block_of_queue(t, q);
     }
+    pthread_mutex_unlock(&t->reg_lock);
+}
+
+void atab__flush_end(atab_table *t)
+{
+    pthread_mutex_lock(&t->reg_lock);
+    t->flush_held = 0;
+    for (atab__rec *r = t->recs; r; r = r->next)
+        __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&t->reg_lock);
 }
 
@@ -646,6 +657,7 @@ static atab__rec *new_rec(atab_table *t)
         tls_recs->tprev = &r->tnext;
     tls_recs = r;
     pthread_mutex_lock(&t->reg_lock);
+    r->flush_req = t->flush_held;   /* a full sweep's kills under way: off the cache */
     r->next = t->recs;
     t->recs = r;
     pthread_mutex_unlock(&t->reg_lock);

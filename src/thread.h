@@ -681,14 +681,19 @@ ATAB__HIDDEN void atab__synchronize(atab_table *t);
 ATAB__HIDDEN int atab__alone(atab_table *t);
 
 /* Records and their caches (thread.c). Gives every record's spares back to the counts, so each count is exact
-** (until the next hit); with `unqueue`, also empties and frees every
-** queue (its atoms at 0 left for a full sweep) with the blocks it keeps
-** for new atoms; with `recycled`, calls it for each such block
-** (recycled(ud, block, bytes): for the reporter) while its record is held.
-** Waits only for sections in progress. */
-ATAB__HIDDEN void atab__flush_counts(atab_table *t, int unqueue,
+** (until the next hit); with `sweep` (a full sweep's), also empties and
+** frees every queue (its atoms at 0 left for the sweep) with the blocks it
+** keeps for new atoms, and keeps every record off its cache, a record made
+** meanwhile too, so that no spare is made until atab__flush_end: each
+** count then stays what its holders hold while the sweep kills at 0; with
+** `recycled`, calls it for each such block (recycled(ud, block, bytes):
+** for the reporter) while its record is held. Waits only for sections in
+** progress. */
+ATAB__HIDDEN void atab__flush_counts(atab_table *t, int sweep,
                                      void (*recycled)(void *, const void *, size_t),
                                      void *ud);
+/* Gives the records their caches back after a full sweep's flush. */
+ATAB__HIDDEN void atab__flush_end(atab_table *t);
 /* Registers the table (its id) and initialises its records' state. */
 ATAB__HIDDEN void atab__threads_init(atab_table *t);
 /* Unregisters the table and frees its records; no thread may use it. */

@@ -226,6 +226,67 @@ static void double_release_while_the_spare_holder_is_in_its_hit(void **state)
     assert_int_equal(wa.live, 0);
 }
 
+/* A full sweep F (atab_gc) stops between two records' flushes
+** ("flush:record", at main's record; B's, made after it, comes first).
+** B then interns X and releases it, and main releases X twice. Until F's
+** kills are done B's record stays off its cache: B's release drops its
+** reference from the count instead of keeping it there as a spare (a
+** spare that main's second release would take off the count, with F
+** then freeing X while B's entry names it). So the count shows the double
+** release: refused and counted; F frees X, unheld; B's next intern of X
+** makes a new atom, whole. */
+static void gc_steps(void *ctx, int step)
+{
+    (void)step;
+    spare_case *c = ctx;
+    c->rc = (int)atab_gc(c->t);
+}
+
+static void double_release_during_a_full_sweeps_kills_is_refused(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    spare_case c = {0}, g = {0};
+    stepper b, f;
+    atab_stats st;
+    pauses_reset();
+    c.t = g.t = race_table(&al);
+    c.key = "x-released-twice";
+    const atab_atom *x = atab_intern_cstr(c.t, c.key);   /* main's record first */
+    int x_blk = wa_watch(&wa, x);
+    stepper_start(&b, ROLE_B, spare_steps, &c);
+    const char *key = c.key;
+    c.key = "b-own-key";
+    step_run(&b, B_INTERN_RELEASE);   /* B's record, listed before main's */
+    c.key = key;
+    pause_at *p = pause_arm("flush:record", ROLE_A, my_rec(c.t));
+    stepper_start(&f, ROLE_A, gc_steps, &g);
+    step_post(&f, 1);
+    pause_wait(p);   /* B's record flushed, main's next */
+    step_run(&b, B_INTERN_RELEASE);
+    assert_int_equal(c.rc, ATAB_OK);
+    assert_int_equal(atab__count(x), 1);   /* B's reference went back to the count */
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);      /* main's own */
+    assert_int_equal(atab_release(c.t, x), ATAB_EREFS);   /* the double release */
+    pause_release(p);
+    step_wait(&f);
+    assert_true(g.rc >= 1);
+    assert_int_equal(wa_frees(&wa, x_blk), 1);   /* unheld: freed by F */
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 1);
+    step_run(&b, B_INTERN);
+    assert_non_null(c.got);
+    assert_int_equal(atab__count(c.got), 1);
+    step_run(&b, B_READ_RELEASE);
+    assert_int_equal(c.rc, ATAB_OK);
+    stepper_quit(&b);
+    stepper_quit(&f);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* The same promise where B's spares come from its hits: B's first hit of
 ** X makes its cache's entry and marks X SPARED in the same CAS (asserted
 ** before any release could mark it), its second refills the entry with
@@ -690,6 +751,7 @@ int main(void)
         cmocka_unit_test(double_release_taking_a_spare_survives_the_queue_sweep),
         cmocka_unit_test(checked_table_refuses_the_double_release),
         cmocka_unit_test(double_release_while_the_spare_holder_is_in_its_hit),
+        cmocka_unit_test(double_release_during_a_full_sweeps_kills_is_refused),
         cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
         cmocka_unit_test(small_interns_fit_while_another_thread_is_refused),
         cmocka_unit_test(foreach_releasing_inside_fn_leaves_no_atom_unswept),
