@@ -388,10 +388,16 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * interning the atom anew before either. Tables made with
  * ATAB_CHECKED_REFS keep no spares and refuse every such release. A double
  * release of an atom that another holder still holds cannot be told from
- * that holder's own release, as with any reference count. Debug builds
- * (-DATAB_DEBUG) also refuse pointers that are not atoms of `t`
- * (ATAB_EINVAL; nothing is touched), and count every reference on the
- * atom, as ATAB_CHECKED_REFS does.
+ * that holder's own release, as with any reference count. Another
+ * table's atom released to `t` is refused (ATAB_EINVAL, counted in
+ * atab_stats.misuse, nothing touched) where its release would keep a
+ * spare here; where the release brings its count to 0 (the count cannot
+ * tell), `t`'s sweep finds it in none of its slots, takes it off `t`'s
+ * queue and counts the misuse, and its own table frees it when it
+ * sweeps: never `t`'s to hand out or free. Debug builds (-DATAB_DEBUG)
+ * refuse every pointer that is not an atom of `t` (ATAB_EINVAL, counted;
+ * nothing is touched), and count every reference on the atom, as
+ * ATAB_CHECKED_REFS does.
  * Thread-safe.
  */
 ATAB_API int atab_release(atab_table *t, const atab_atom *a);

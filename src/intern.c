@@ -855,6 +855,7 @@ static __attribute__((noinline)) int release_general(atab_table *t, const atab_a
     int rc;
 #ifdef ATAB_DEBUG
     if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
+        __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
     }

@@ -122,6 +122,14 @@ ATAB__INLINE int atab__match_atom(const void *key, const atab_atom *a)
     return key == a;
 }
 
+/* Is atom a, of hash h under t's seed, in t's table? Its shard's array
+** probed for its address, lock-free, inside a section (the caller's). */
+ATAB__INLINE int atab__in_table(const atab_table *t, const atab_atom *a, uint64_t h)
+{
+    atab__arr v = atab__arr_of(__atomic_load_n(&t->arrs[atab__h_shard(h)], __ATOMIC_ACQUIRE));
+    return atab__probe(v, h, atab__match_atom, a, NULL) != NULL;
+}
+
 /* A hit in way 1 of this thread's cache set e (thread.h), for a key of
 ** hash h that way 0 did not match, inside a section while
 ** atab__cache_ours(r): when way 1 is live, its tag agrees with h and

@@ -200,12 +200,15 @@ size_t atab_gc(atab_table *t)
     return freed;
 }
 
-/* Unlinks queued atom a of hash h, killed just now, from the locked
-** shard's array v (the caller counts it off sh->used): its group A's slots
-** first (where most keys are), each compared whole with the slot a's
-** insert made (tag and address), and erased with what that one read of the
-** group says; else the probe. Non-zero when it was there. */
-ATAB__INLINE int unlink_queued(atab__arr v, uint64_t h, const atab_atom *a)
+/* Kills queued atom a of hash h where it is still at 0, and unlinks it
+** from the locked shard's array v (the caller counts it off sh->used):
+** found first, in its group A's slots (where most keys are), each compared
+** whole with the slot a's insert made (tag and address), and erased with
+** what that one read of the group says; else by the probe. Returns 1 when
+** it killed and unlinked a, 0 when a was revived (left as it is), -1 when
+** a is in no slot of v: another table's atom, released to this one (a
+** misuse that its count could not show), never killed. */
+ATAB__INLINE int kill_queued(atab__arr v, uint64_t h, const atab_atom *a)
 {
     size_t g = atab__h_group(h, v.ngroups), at;
     uint8_t *ctrl = atab__group_ctrl(v, g);
@@ -215,13 +218,29 @@ ATAB__INLINE int unlink_queued(atab__arr v, uint64_t h, const atab_atom *a)
     for (uint32_t m = gr.match; m; m &= m - 1) {
         unsigned j = (unsigned)__builtin_ctz(m);
         if (__atomic_load_n(&slots[j], __ATOMIC_RELAXED) == want) {   /* the lock's writes */
+            if (!atab__count_kill_queued(a))
+                return 0;
             atab__erase_in_group(ctrl, j, gr.empty != 0);
             return 1;
         }
     }
     if (!atab__probe(v, h, atab__match_atom, a, &at))
+        return -1;
+    if (!atab__count_kill_queued(a))
         return 0;
     g = at / ATAB__GROUP;
+    atab__erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
+    return 1;
+}
+
+/* Unlinks queued atom a of hash h, killed already, from the locked shard's
+** array v, as kill_queued finds it. Non-zero when it was there. */
+static int unlink_killed(atab__arr v, uint64_t h, const atab_atom *a)
+{
+    size_t at;
+    if (!atab__probe(v, h, atab__match_atom, a, &at))
+        return 0;
+    size_t g = at / ATAB__GROUP;
     atab__erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
     return 1;
 }
@@ -271,29 +290,41 @@ static int leave_waiting(atab_table *t, const atab_atom **q, uint32_t n, uint64_
 }
 
 /* Takes the atoms on queue block q's list from i (an index + 1: its head),
-** all of locked shard sh, off the queue: one still at 0 is killed and
-** unlinked, one revived is only taken off (its q entry cleared), as is
-** one at 0 that a cache kept spares of (counted in *spared). Returns how
-** many it killed. */
+** all of locked shard sh, off the queue: each is found first; one still at
+** 0 is then killed and unlinked, one revived is only taken off (its q
+** entry cleared), as is one at 0 that a cache kept spares of (counted in
+** *spared), and one not found, another table's atom, is only taken off
+** and counted in *foreign (a misuse), never killed. Returns how many it
+** killed. */
 static size_t unqueue_list(atab__shard *sh, const atab_atom **q, const uint64_t *h,
-                           uint32_t i, size_t *spared)
+                           uint32_t i, size_t *spared, size_t *foreign)
 {
     atab__arr v = atab__arr_of(*sh->arr);   /* until shrink: erasing keeps the array */
     size_t dead = 0;
     do {
         const atab_atom *a = q[--i];
         ATAB__PAUSE("queue:kill", a);
-        if (ATAB__LIKELY(atab__count_kill_queued(a))) {
-        killed:
-            if (ATAB__LIKELY(unlink_queued(v, h[i], a)))   /* only its killer unlinks it */
-                dead++;
-            else
-                q[i] = NULL;   /* cannot be; were it, a leak is safer than a free */
+        int k = kill_queued(v, h[i], a);
+        if (ATAB__LIKELY(k > 0)) {
+            dead++;
+            continue;
+        }
+        if (ATAB__UNLIKELY(k < 0)) {
+            (void)atab__count_unqueue(a, 0);   /* another table's atom, released here:
+                                                  left to its own table, untouched but
+                                                  for the mark this queue put on it */
+            ++*foreign;
+            q[i] = NULL;
             continue;
         }
         uint32_t left = atab__count_unqueue(a, 1);
-        if (left == ATAB__REF_DEAD)
-            goto killed;   /* a revival and its release between the two reads */
+        if (left == ATAB__REF_DEAD) {   /* a revival and its release between the two reads */
+            if (ATAB__LIKELY(unlink_killed(v, h[i], a)))
+                dead++;
+            else
+                q[i] = NULL;   /* cannot be (it was there): a leak is safer than a free */
+            continue;
+        }
         *spared += left == 0;   /* at 0: SPARED (else revived) */
         q[i] = NULL;
     } while ((i = (uint32_t)(h[i] & ATAB__QUEUE_LINK)) != 0);
@@ -349,7 +380,7 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
     const uint64_t *h = atab__queue_hashes(q, t->queue_cap);
     uint16_t *heads = atab__queue_heads(q);
     uint64_t arrays[4];
-    size_t dead = 0, n_arrays = 0, spared = 0;
+    size_t dead = 0, n_arrays = 0, spared = 0, foreign = 0;
     /* alone on the table, no other core writes these lines: nothing to ask
     ** for, and no grace period to share (leave_waiting) */
     int alone = atab__alone(t);
@@ -365,13 +396,15 @@ static void sweep_queue(atab_table *t, const atab_atom **q, uint32_t n)
             prefetch_list(t, next, q, h, heads[next]);
         atab__shard *sh = &t->shards[s];
         atab__shard_take(t, sh);
-        dead += unqueue_list(sh, q, h, i, &spared);
+        dead += unqueue_list(sh, q, h, i, &spared, &foreign);
         if (n_arrays < 4)
             shrink(t, sh, arrays, &n_arrays);
         atab__shard_drop(sh);
     }
     if (spared)
         __atomic_add_fetch(&t->unused, spared, __ATOMIC_RELAXED);
+    if (foreign)
+        __atomic_add_fetch(&t->misuse, foreign, __ATOMIC_RELAXED);
     if (!dead && !n_arrays)
         return;
     ATAB__PAUSE("queue:free", t);

@@ -397,6 +397,70 @@ static void a_double_release_never_frees_a_held_atom(void **state)
     atab_table_free(t);
 }
 
+/* Another table's atom released here, while its own table's holders still
+** hold it: refused (ATAB_EINVAL, counted), nothing touched; this table
+** never hands it out (its own intern of the key makes its own atom), and
+** goes on working after the other table is freed. */
+static void a_release_of_another_tables_held_atom_is_refused(void **state)
+{
+    (void)state;
+    atab_table *t1 = sweeping_table(NULL, 0, SIZE_MAX), *t2 = sweeping_table(NULL, 0, SIZE_MAX);
+    const atab_atom *a = atab_intern_cstr(t1, "held-in-t1");
+    assert_ptr_equal(atab_ref(a), a);
+    assert_ptr_equal(atab_ref(a), a);   /* t1's holders hold 3 */
+    assert_int_equal(atab_release(t2, a), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab__count(a), 3);
+    const atab_atom *b = atab_intern_cstr(t2, "held-in-t1");
+    assert_non_null(b);
+    assert_true(b != a);
+    atab_stats st;
+    atab_get_stats(t2, &st);
+    assert_int_equal(st.misuse, 1);
+    assert_int_equal(st.atoms, 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(atab_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_gc(t1), 1);
+    atab_table_free(t1);
+    assert_ptr_equal(atab_intern_cstr(t2, "held-in-t1"), b);
+    assert_int_equal(atab_gc(t2), 0);
+    assert_int_equal(atab__count(b), 2);
+    atab_table_free(t2);
+}
+
+/* Another table's atom with one reference, released here: its count
+** falls to 0 and it goes on this table's queue (nothing shows the misuse
+** yet), whose sweep (a threshold of one: at once) finds it in no slot of
+** this table: it is taken off, counted as misuse, never killed. (Debug
+** builds refuse the release itself.) Its own table still has it, unused:
+** interning it there revives the same atom, and a full sweep there frees
+** it once released. */
+static void a_queued_release_of_another_tables_atom_leaves_it_to_its_table(void **state)
+{
+    (void)state;
+    atab_table *t1 = sweeping_table(NULL, 0, SIZE_MAX), *t2 = sweeping_table(NULL, 0, 1);
+    const atab_atom *a = atab_intern_cstr(t1, "once-in-t1");
+#ifdef ATAB_DEBUG
+    assert_int_equal(atab_release(t2, a), ATAB_EINVAL);
+#else
+    assert_int_equal(atab_release(t2, a), ATAB_OK);   /* queued and swept in t2 */
+#endif
+    atab_stats st;
+    atab_get_stats(t2, &st);
+    assert_int_equal(st.misuse, 1);
+    assert_int_equal(st.atoms, 0);
+    assert_ptr_equal(atab_lookup(t1, "once-in-t1", strlen("once-in-t1")), a);   /* linked */
+    assert_ptr_equal(atab_intern_cstr(t1, "once-in-t1"), a);   /* revived */
+    assert_int_equal(atab_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_release(t1, a), ATAB_OK);
+#ifdef ATAB_DEBUG
+    assert_int_equal(atab_release(t1, a), ATAB_OK);   /* the one the refusal left */
+#endif
+    assert_int_equal(atab_gc(t1), 1);
+    atab_table_free(t1);
+    atab_table_free(t2);
+}
+
 /* The same double release when the second release
 ** comes after a sweep's flush gave the first one's spare back: the count
 ** is 0, the release is refused, and the atom revived by the second intern
@@ -864,6 +928,8 @@ int main(void)
         cmocka_unit_test(a_double_release_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
+        cmocka_unit_test(a_release_of_another_tables_held_atom_is_refused),
+        cmocka_unit_test(a_queued_release_of_another_tables_atom_leaves_it_to_its_table),
         cmocka_unit_test(a_flush_that_finds_an_over_release_leaves_the_last_error_alone),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
         cmocka_unit_test(a_release_hashes_an_atom_made_again_where_its_last_insert_was),
