@@ -510,6 +510,7 @@ void atab__flush_counts(atab_table *t, int sweep,
                         void (*recycled)(void *, const void *, size_t), void *ud)
 {
     const atab_atom **done = NULL;   /* queues taken, linked through their heads */
+    int waiting = 0;                 /* atoms wait in one of them */
     pthread_mutex_lock(&t->reg_lock);
     t->flush_held = (uint32_t)sweep;   /* records made meanwhile are born held */
     for (atab__rec *r = t->recs; r; r = r->next)
@@ -529,15 +530,23 @@ void atab__flush_counts(atab_table *t, int sweep,
             if (q) {
                 memcpy(atab__queue_heads(q), &done, sizeof done);
                 done = q;
+                waiting |= atab__queue_pend(q, t->queue_cap)->n != 0;
             }
             fold_zeros(t, r);   /* its atoms left at 0 */
         } else {
             __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
         }
     }
-    /* Every record has been seen out of the section it was in at the fence,
-    ** after which a queue's owner puts it back no more: a grace period for
-    ** the atoms the queues' last sweeps left waiting. */
+    /* The atoms the queues' last sweeps left waiting were unlinked by their
+    ** owners before each put its queue back, which may have been after the
+    ** fence above (no owner puts one back after its record was seen): a
+    ** grace period that begins now, the writer's fence and every record
+    ** seen out of the section it is in, serves them. */
+    if (waiting) {
+        atab__writer_fence(t);
+        for (atab__rec *r = t->recs; r; r = r->next)
+            atab__wait_out(r);
+    }
     while (done) {
         const atab_atom **q = done;
         memcpy(&done, atab__queue_heads(q), sizeof done);
