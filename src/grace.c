@@ -71,7 +71,8 @@ int atab__fence_fallback(atab_table *t)
 ** fence for themselves from then on: the state for every path, and t's
 ** fast_id for the hit path (each table's writers clear theirs the first
 ** time they see the state), and the readers of t that entered their
-** sections with no fence before they were told pass the fallback fence. */
+** sections with no fence before they were told pass the fallback fence,
+** which every writer makes until one has finished (t->fence_served). */
 int atab__writer_fence(atab_table *t)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -81,10 +82,15 @@ int atab__writer_fence(atab_table *t)
         __atomic_store_n(&atab__membarrier_state, -1, __ATOMIC_SEQ_CST);
     }
     if (__atomic_load_n(&atab__membarrier_state, __ATOMIC_SEQ_CST) < 0 &&
-        __atomic_load_n(&t->fast_id, __ATOMIC_RELAXED) != ATAB__FENCED) {
+        !__atomic_load_n(&t->fence_served, __ATOMIC_ACQUIRE)) {
+        /* every writer until one fallback since the store of FENCED is done
+        ** makes one: it cannot tell a reader's section entered with no
+        ** fence from one that is out */
         __atomic_store_n(&t->fast_id, ATAB__FENCED, __ATOMIC_SEQ_CST);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        return atab__fence_fallback(t) != 0;
+        int served = atab__fence_fallback(t) != 0;
+        __atomic_store_n(&t->fence_served, 1, __ATOMIC_RELEASE);
+        return served;
     }
     return 0;
 }

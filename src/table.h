@@ -338,6 +338,9 @@ struct atab_table {
     const void *solo_tid;
     atab__rec *solo_rec;
     uint32_t solo_moves;
+    uint32_t fence_served;      /* fast_id is ATAB__FENCED, and the readers that
+                                   entered sections with no fence before it was
+                                   have passed a barrier since (atomic; grace.c) */
     /* What writers write. */
     atab__shard shards[ATAB__SHARDS] __attribute__((aligned(64)));
     size_t bytes __attribute__((aligned(64)));   /* requested bytes in use but the

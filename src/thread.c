@@ -207,6 +207,14 @@ void atab__queue_put(atab_table *t, atab__rec *r, const atab_atom **q)
 {
     __atomic_store_n(&r->sweep_due, 0, __ATOMIC_RELAXED);
     if (!q) {
+        if (__atomic_load_n(&r->flush_req, __ATOMIC_ACQUIRE)) {
+            /* a flusher holds r (a full sweep, for its whole walk): no block
+            ** to make and free at once for each release meanwhile; a queue
+            ** later (a miss here makes one, and the section's check below
+            ** frees it) */
+            __atomic_store_n(&r->sweep_due, 1, __ATOMIC_RELAXED);
+            return;
+        }
         if (!away_begin(r))   /* the new block would be this thread's alone */
             return;
         atab_status saved = atab_last_error();
@@ -512,7 +520,8 @@ void atab__flush_counts(atab_table *t, int sweep,
     const atab_atom **done = NULL;   /* queues taken, linked through their heads */
     int waiting = 0;                 /* atoms wait in one of them */
     pthread_mutex_lock(&t->reg_lock);
-    t->flush_held = (uint32_t)sweep;   /* records made meanwhile are born held */
+    if (sweep)
+        t->flush_held = 1;   /* records made meanwhile are born held */
     for (atab__rec *r = t->recs; r; r = r->next)
         __atomic_store_n(&r->flush_req, 1, __ATOMIC_SEQ_CST);
     atab__writer_fence(t);
@@ -533,7 +542,7 @@ void atab__flush_counts(atab_table *t, int sweep,
                 waiting |= atab__queue_pend(q, t->queue_cap)->n != 0;
             }
             fold_zeros(t, r);   /* its atoms left at 0 */
-        } else {
+        } else if (!t->flush_held) {   /* a full sweep's hold is its own to end */
             __atomic_store_n(&r->flush_req, 0, __ATOMIC_RELEASE);
         }
     }
@@ -917,6 +926,7 @@ void atab__threads_init(atab_table *t)
     pthread_mutex_lock(&g_lock);
     t->id = g_next_id++;
     t->fast_id = atab__have_membarrier() ? t->id : ATAB__FENCED;
+    t->fence_served = t->fast_id == ATAB__FENCED;   /* no reader went without a fence */
     t->solo_tid = ATAB__SOLO_UNCLAIMED;   /* table.h: the solo thread */
     t->solo_rec = NULL;
     t->next_table = g_tables;

@@ -303,6 +303,12 @@ static inline atab_table *race_table(const atab_allocator *al)
     return sweeping_table(al, 7, SIZE_MAX);
 }
 
+/* The shard of key s in t. */
+static inline unsigned shard_of_key(atab_table *t, const char *s)
+{
+    return atab__h_shard(atab__hash_bytes(t->seed, s, strlen(s)));
+}
+
 /* This thread's record on t (it used t before). */
 static inline atab__rec *my_rec(atab_table *t)
 {

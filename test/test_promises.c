@@ -12,7 +12,7 @@
 */
 #include "test_hooks.h"
 
-enum { ROLE_A = 1, ROLE_B = 2 };
+enum { ROLE_A = 1, ROLE_B = 2, ROLE_C = 3 };
 
 /* Debug builds have no records: no spares, no queues to test. */
 static void need_sections(void)
@@ -281,6 +281,77 @@ static void double_release_during_a_full_sweeps_kills_is_refused(void **state)
     assert_int_equal(atab__count(c.got), 1);
     step_run(&b, B_READ_RELEASE);
     assert_int_equal(c.rc, ATAB_OK);
+    stepper_quit(&b);
+    stepper_quit(&f);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
+/* The same double release while F is paused in its walk ("sweep:kill", at
+** an unused atom Y of a shard it walks before X's) and another thread S
+** asks for the table's stats, whose flush of its own must leave F's hold
+** on the records alone: else B's release keeps a spare there, main's
+** double release takes it, and F's walk frees X under B's entry. */
+static void *stats_main(void *arg)
+{
+    atab_stats st;
+    atab_get_stats(((spare_case *)arg)->t, &st);
+    return NULL;
+}
+
+static void stats_during_a_full_sweeps_walk_leave_its_hold(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    spare_case c = {0}, g = {0};
+    stepper b, f;
+    worker sw;
+    char xk[32], yk[32];
+    pauses_reset();
+    c.t = g.t = race_table(&al);
+    unsigned xs = 0;
+    for (int i = 0; xs == 0; i++) {   /* a shard with one before it */
+        snprintf(xk, sizeof xk, "x-released-twice-%d", i);
+        xs = shard_of_key(c.t, xk);
+    }
+    for (int i = 0;; i++) {   /* a key of a shard before it */
+        snprintf(yk, sizeof yk, "y-unused-%d", i);
+        if (shard_of_key(c.t, yk) < xs)
+            break;
+    }
+    c.key = xk;
+    const atab_atom *x = atab_intern_cstr(c.t, xk);   /* main's record first */
+    int x_blk = wa_watch(&wa, x);
+    const atab_atom *y = atab_intern_cstr(c.t, yk);
+    assert_int_equal(atab_release(c.t, y), ATAB_OK);   /* unused: the walk kills it */
+    stepper_start(&b, ROLE_B, spare_steps, &c);
+    c.key = "b-own-key";
+    step_run(&b, B_INTERN_RELEASE);
+    c.key = xk;
+    atab__rec *mine = my_rec(c.t);
+    pause_at *pk = pause_arm("sweep:kill", ROLE_A, y);
+    pause_at *ps = pause_arm("flush:record", ROLE_C, mine);
+    stepper_start(&f, ROLE_A, gc_steps, &g);
+    step_post(&f, 1);
+    pause_wait(pk);   /* F's flush is done; its walk stops at Y, X's shard ahead */
+    worker_start(&sw, ROLE_C, stats_main, &c);
+    pause_wait(ps);   /* S's flush at main's record, its last */
+    pause_release(ps);
+    assert_true(worker_held(&sw));   /* S past its flush, waiting at Y's shard */
+    assert_int_equal(__atomic_load_n(&mine->flush_req, __ATOMIC_ACQUIRE), 1);
+    step_run(&b, B_INTERN_RELEASE);
+    assert_int_equal(atab__count(x), 1);   /* B's reference went back to the count */
+    assert_int_equal(atab_release(c.t, x), ATAB_OK);
+    assert_int_equal(atab_release(c.t, x), ATAB_EREFS);   /* the double release */
+    pause_release(pk);
+    step_wait(&f);
+    worker_join(&sw);
+    assert_int_equal(wa_frees(&wa, x_blk), 1);   /* unheld: freed by F */
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 1);
     stepper_quit(&b);
     stepper_quit(&f);
     atab_table_free(c.t);
@@ -752,6 +823,7 @@ int main(void)
         cmocka_unit_test(checked_table_refuses_the_double_release),
         cmocka_unit_test(double_release_while_the_spare_holder_is_in_its_hit),
         cmocka_unit_test(double_release_during_a_full_sweeps_kills_is_refused),
+        cmocka_unit_test(stats_during_a_full_sweeps_walk_leave_its_hold),
         cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
         cmocka_unit_test(small_interns_fit_while_another_thread_is_refused),
         cmocka_unit_test(foreach_releasing_inside_fn_leaves_no_atom_unswept),

@@ -906,11 +906,6 @@ typedef struct grow_case {
     int grew;
 } grow_case;
 
-static unsigned shard_of_key(atab_table *t, const char *s)
-{
-    return atab__h_shard(atab__hash_bytes(t->seed, s, strlen(s)));
-}
-
 static void *do_read(void *arg)
 {
     grow_case *c = arg;
@@ -2031,6 +2026,42 @@ static void a_failed_membarrier_tells_readers_to_fence_and_passes_the_fallback_o
     atab_table_free(c.t);
 }
 
+/* Two writers' fences on a table as membarrier fails: the first tells the
+** readers to fence and stops in its fallback ("fence:fallback"); the
+** second, which finds the readers told already, must make a fallback of
+** its own rather than trust that one (a reader that entered its section
+** with no fence may not show in its record yet); then the table counts
+** as served, and a third makes none. */
+static void a_second_writer_during_the_fallback_makes_its_own(void **state)
+{
+    (void)state;
+    need_membarrier();
+    setup_hooks();
+    atab_table *t = atab_table_new(NULL);
+    assert_non_null(t);
+    fence_case a = {t, -1}, b = {t, -1}, c = {t, -1};
+    membarrier_fails();
+    worker wa_, wb;
+    pause_at *pa = pause_arm("fence:fallback", ROLE_A, t);
+    pause_at *pb = pause_arm("fence:fallback", ROLE_B, t);
+    worker_start(&wa_, ROLE_A, do_writer_fence, &a);
+    pause_wait(pa);
+    assert_int_equal(t->fast_id, ATAB__FENCED);
+    assert_int_equal(t->fence_served, 0);
+    worker_start(&wb, ROLE_B, do_writer_fence, &b);
+    pause_wait(pb);   /* a hang here: B trusted A's fallback under way */
+    pause_release(pb);
+    worker_join(&wb);
+    pause_release(pa);
+    worker_join(&wa_);
+    assert_int_equal(a.served, 1);
+    assert_int_equal(b.served, 1);
+    assert_int_equal(t->fence_served, 1);
+    assert_int_equal(atab__writer_fence(c.t), 0);
+    membarrier_serves_again();
+    atab_table_free(t);
+}
+
 /* The solo thread S stops inside its solo insert; then membarrier fails,
 ** and a writer's fence tells the table's readers to fence (so the next
 ** fences on it are the caller's own). Another thread O's insert into S's
@@ -2489,6 +2520,7 @@ int main(void)
         cmocka_unit_test(the_bias_passes_between_threads_a_bounded_number_of_times),
         cmocka_unit_test(a_lock_held_across_a_move_holds_the_new_solo_threads_insert),
         cmocka_unit_test(a_failed_membarrier_tells_readers_to_fence_and_passes_the_fallback_once),
+        cmocka_unit_test(a_second_writer_during_the_fallback_makes_its_own),
         cmocka_unit_test(ending_the_bias_after_membarrier_fails_passes_the_fallback_fence),
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
