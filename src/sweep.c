@@ -228,8 +228,7 @@ ATAB__INLINE int kill_queued(atab__arr v, uint64_t h, const atab_atom *a)
         return -1;
     if (!atab__count_kill_queued(a))
         return 0;
-    g = at / ATAB__GROUP;
-    atab__erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
+    atab__erase_slot(v, at);
     return 1;
 }
 
@@ -240,8 +239,7 @@ static int unlink_killed(atab__arr v, uint64_t h, const atab_atom *a)
     size_t at;
     if (!atab__probe(v, h, atab__match_atom, a, &at))
         return 0;
-    size_t g = at / ATAB__GROUP;
-    atab__erase_in_group(atab__group_ctrl(v, g), at % ATAB__GROUP, atab__group_read(v, g, 0).empty != 0);
+    atab__erase_slot(v, at);
     return 1;
 }
 

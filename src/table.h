@@ -545,11 +545,17 @@ ATAB__INLINE void atab__erase_in_group(uint8_t *ctrl, unsigned j, int has_empty)
 ** marked deleted, for inserts to reuse. The slot keeps its old address
 ** until reused: readers that matched the old control byte still find the
 ** atom, which is freed only after a grace period. */
-ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
+ATAB__INLINE void atab__erase_slot(atab__arr v, size_t i)
 {
     size_t g = i / ATAB__GROUP;
     atab__erase_in_group(atab__group_ctrl(v, g), i % ATAB__GROUP,
                          atab__group_read(v, g, 0).empty != 0);
+}
+
+/* atab__erase_slot, counted off the shard's full slots. */
+ATAB__INLINE void atab__erase(atab__shard *sh, atab__arr v, size_t i)
+{
+    atab__erase_slot(v, i);
     sh->used--;
 }
 

@@ -412,9 +412,8 @@ int atab__ref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 
 /* A release of another table's atom (atab__unref_slow found it in no
 ** slot of this one): nothing touched, the misuse counted. */
-static __attribute__((noinline)) int foreign_release(atab_table *t, atab__rec *r)
+static __attribute__((noinline)) int foreign_release(atab__rec *r)
 {
-    (void)t;
     __atomic_store_n(&r->misuse, r->misuse + 1, __ATOMIC_RELAXED);
     atab__set_error(ATAB_EINVAL);
     return ATAB_EINVAL;
@@ -433,7 +432,7 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
         if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, h, atab__count_drop(a, 1, own, queue_room(r)));
         if (!e && ATAB__UNLIKELY(!atab__in_table(t, a, h)))
-            return foreign_release(t, r);   /* its entry would hand it out here */
+            return foreign_release(r);   /* its entry would hand it out here */
         atab__count_mark_spared(a);   /* an entry found may have been made for
                                          an atom freed since (thread.h) */
         if (!e)
