@@ -7,7 +7,7 @@
 ** table with ATAB_CHECKED_REFS refuses it; a request the memory limit
 ** refuses is never seen by other threads' allocations; atab_foreach's
 ** references never leave an unused atom that no sweep would find; atab_gc
-** leaves no queue block behind. Run under ASan and TSan in CI, where a
+** leaves no queue block behind, and a record it holds makes none. Run under ASan and TSan in CI, where a
 ** free too early is a report.
 */
 #include "test_hooks.h"
@@ -815,6 +815,88 @@ static void queue_put_back_while_gc_holds_the_record_leaves_no_block(void **stat
     assert_int_equal(wa.live, 0);
 }
 
+/* ---- 5: a record a full sweep holds makes no queue block ---- */
+
+#define CHURN_N 64
+
+typedef struct churn_case {
+    atab_table *t;
+    const atab_atom *x[2], *a[CHURN_N];
+    atab__rec *rec;            /* A's record */
+} churn_case;
+
+enum { C_INTERN = 1, C_FILL, C_RELEASE };
+
+static void churn_steps(void *ctx, int step)
+{
+    churn_case *c = ctx;
+    if (step == C_INTERN) {   /* x0 queued: the queue made, with room for x1 */
+        c->x[0] = atab_intern_cstr(c->t, "x0-queued-first");
+        c->x[1] = atab_intern_cstr(c->t, "x1-fills-the-queue");
+        for (int i = 0; i < CHURN_N; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "churned-%d", i);
+            c->a[i] = atab_intern_cstr(c->t, name);
+            assert_non_null(c->a[i]);
+        }
+        assert_int_equal(atab_release(c->t, c->x[0]), ATAB_OK);
+        c->rec = my_rec(c->t);
+    } else if (step == C_FILL) {   /* the full queue's sweep: held by then */
+        assert_int_equal(atab_release(c->t, c->x[1]), ATAB_OK);
+    } else {
+        for (int i = 0; i < CHURN_N; i++)
+            assert_int_equal(atab_release(c->t, c->a[i]), ATAB_OK);
+    }
+}
+
+/* A fills its queue, and its sweep stops before it takes it ("queue:take").
+** atab_gc (G) takes A's queue and stops at the main thread's record
+** ("flush:record"), which comes after A's on the table's list, so that A's
+** record stays held. A's sweep, let go, finds it held and stays due. A's
+** releases then leave CHURN_N atoms unused: each sees its sweep due, and
+** no queue may be made (and freed at once) for it while G holds A. After
+** G, a second atab_gc finds every one of them. */
+static void a_held_record_makes_no_queue_block_at_each_release(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    churn_case c = {0};
+    stepper a;
+    worker g;
+    pauses_reset();
+    c.t = sweeping_table(&al, 7, 2);
+    const atab_atom *m = atab_intern_cstr(c.t, "the-main-threads-record");
+    assert_non_null(m);
+    stepper_start(&a, ROLE_A, churn_steps, &c);   /* A's record goes before main's */
+    step_run(&a, C_INTERN);
+    assert_non_null(c.rec->queue);
+    pause_at *pt = pause_arm("queue:take", ROLE_A, c.rec);
+    step_post(&a, C_FILL);
+    pause_wait(pt);
+    pause_at *pf = pause_arm("flush:record", ROLE_B, my_rec(c.t));
+    worker_start(&g, ROLE_B, do_gc_only, c.t);
+    pause_wait(pf);
+    pause_release(pt);
+    step_wait(&a);
+    assert_null(c.rec->queue);
+    long before = __atomic_load_n(&wa.allocs, __ATOMIC_RELAXED);
+    step_run(&a, C_RELEASE);
+    assert_int_equal(__atomic_load_n(&wa.allocs, __ATOMIC_RELAXED) - before, 0);
+    pause_release(pf);
+    worker_join(&g);
+    atab_gc(c.t);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.atoms, 1);   /* m */
+    assert_int_equal(st.misuse, 0);
+    stepper_quit(&a);
+    assert_int_equal(atab_release(c.t, m), ATAB_OK);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -831,6 +913,7 @@ int main(void)
         cmocka_unit_test(queue_sweep_while_the_walk_holds_a_queued_atom),
         cmocka_unit_test(a_thread_exiting_with_queued_atoms_leaves_them_counted),
         cmocka_unit_test(queue_put_back_while_gc_holds_the_record_leaves_no_block),
+        cmocka_unit_test(a_held_record_makes_no_queue_block_at_each_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
