@@ -291,6 +291,7 @@ int atab__recycled_free(atab_table *t, atab__rec *r)
             pend_onto(t, p, lists);   /* and the atoms served */
     }
     atab__leave(r);
+    ATAB__PAUSE("recycled:taken", r);
     int gave = free_blocks(t, lists) != 0;
     return atab__chunks_purge(t) || gave;   /* the chunks they and others left empty */
 }

@@ -640,7 +640,10 @@ ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *c
 ** to their chunks, with the atoms waiting in its queue that a grace period
 ** has served, then frees every chunk left empty (by them, or before: a
 ** thread's exit, sweeps). Non-zero when it gave back a block or freed a
-** chunk. Its owner's, outside sections. */
+** chunk. Its owner's, outside sections, under the lock of the shard its
+** new atom is for (table.c: new_atom): the blocks are in this call's hands
+** alone on their way to their chunks, and a fork, which takes every
+** shard's lock, waits for them. */
 ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 
 /* Drops one reference on the count, for a thread outside any section.
