@@ -375,7 +375,8 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * No-op for static atoms. @return ATAB_OK, ATAB_EINVAL (NULL), or ATAB_EREFS
  * for a release of a reference nobody holds (a double release) that the
  * count shows: nothing changes then, and atab_stats.misuse counts it. The
- * count shows it when no other thread keeps spare references of the atom.
+ * count shows it when no other thread keeps spare references of the atom,
+ * and for an atom a sweep has taken and not yet freed.
  * When one does, the count cannot tell its spares from a held reference:
  * the release returns ATAB_OK and takes that thread's spares off the
  * count. The atom is then kept (a queue sweep never frees an atom that a

@@ -143,6 +143,7 @@ enum { ATAB__DROP_LIVE, ATAB__DROP_UNUSED, ATAB__DROP_QUEUE, ATAB__DROP_MISUSE }
 /* Drops n references, keeping at least `floor` (spares the caller's own
 ** cache holds, which it is not dropping). A drop below that would release
 ** references nobody holds: nothing changes and DROP_MISUSE is returned.
+** A killed atom (a sweep's, not yet freed) is held by nobody either.
 ** When the count reaches 0: DROP_QUEUE when `queue` and the atom was on no
 ** queue (QUEUED is set: the caller puts it on its queue), DROP_UNUSED when
 ** it is on none, DROP_LIVE when it is on one already (its owner sees to it). */
@@ -150,8 +151,8 @@ static inline int atab__count_drop(const atab_atom *a, uint32_t n, uint32_t floo
 {
     uint32_t *w = atab__count_word(a), c = __atomic_load_n(w, __ATOMIC_RELAXED), nc;
     do {
-        if (c >= ATAB__REF_SAT)
-            return ATAB__DROP_LIVE;
+        if (c >= ATAB__REF_SAT)   /* saturated, or killed: nobody holds it */
+            return c == ATAB__REF_DEAD ? ATAB__DROP_MISUSE : ATAB__DROP_LIVE;
         if ((c & ATAB__REF_COUNT) < (uint64_t)n + floor)
             return ATAB__DROP_MISUSE;
         nc = c - n;

@@ -427,8 +427,8 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
     uint64_t *e = atab__cache_find(r, a, h);
     unsigned own = e ? atab__spares(*e) : 0;
     uint32_t c = atab__count(a);
-    if (c >= ATAB__REF_SAT)
-        return ATAB_OK;   /* saturated: counts no more */
+    if (c >= ATAB__REF_SAT)   /* saturated: counts no more; killed: held by nobody */
+        return c == ATAB__REF_DEAD ? dropped(t, r, a, h, ATAB__DROP_MISUSE) : ATAB_OK;
     if (c > own + 1) {   /* others hold it too */
         if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, h, atab__count_drop(a, 1, own, queue_room(r)));

@@ -815,6 +815,82 @@ static void queue_put_back_while_gc_holds_the_record_leaves_no_block(void **stat
     assert_int_equal(wa.live, 0);
 }
 
+/* ---- 1b: a double release of an atom a full sweep killed ---- */
+
+typedef struct dead_case {
+    atab_table *t;
+    const atab_atom *x, *y;
+    int rc;
+} dead_case;
+
+enum { D_INTERN = 1, D_AFTER_KILL, D_RELEASE };
+
+#define DEAD_KEY "x-killed-then-released"
+
+static void dead_steps(void *ctx, int step)
+{
+    dead_case *c = ctx;
+    if (step == D_INTERN) {   /* its cache's entry for X made, then left with no spare */
+        c->x = atab_intern_cstr(c->t, DEAD_KEY);
+        assert_ptr_equal(atab_intern_cstr(c->t, DEAD_KEY), c->x);
+        assert_int_equal(atab_release(c->t, c->x), ATAB_OK);
+        assert_int_equal(atab_release(c->t, c->x), ATAB_OK);
+    } else if (step == D_AFTER_KILL) {   /* the double release, then the key again */
+        c->rc = atab_release(c->t, c->x);
+        c->y = atab_intern_cstr(c->t, DEAD_KEY);
+    } else {
+        assert_int_equal(atab_release(c->t, c->y), ATAB_OK);
+    }
+}
+
+static void *gc_main(void *arg)
+{
+    atab_gc(arg);
+    return NULL;
+}
+
+/* B interns X twice and releases it twice: X is unused, and B's cache
+** keeps an entry naming it with no spare. A full sweep G kills X and
+** stops before its grace period ("sweep:free"), its hold on the caches
+** over. B releases X again: a double release, which must neither keep a
+** spare in that entry (B's next intern would take it and get X, which G
+** then frees) nor pass unnoticed. B's next intern makes a new atom, the
+** one the table holds. */
+static void double_release_of_an_atom_a_full_sweep_killed_is_refused(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    dead_case c = {0};
+    stepper b;
+    worker g;
+    atab_stats st;
+    pauses_reset();
+    c.t = race_table(&al);
+    stepper_start(&b, ROLE_B, dead_steps, &c);
+    step_run(&b, D_INTERN);
+    pause_at *p = pause_arm("sweep:free", ROLE_A, c.t);
+    worker_start(&g, ROLE_A, gc_main, c.t);
+    pause_wait(p);
+    assert_null(atab_lookup(c.t, DEAD_KEY, strlen(DEAD_KEY)));   /* killed, unlinked */
+    step_run(&b, D_AFTER_KILL);
+    pause_release(p);
+    worker_join(&g);
+    assert_int_equal(c.rc, ATAB_EREFS);
+    assert_non_null(c.y);
+    assert_ptr_equal(atab_lookup(c.t, DEAD_KEY, strlen(DEAD_KEY)), c.y);   /* the table's */
+    assert_int_equal(atab__count(c.y), 2);   /* B's and the lookup's */
+    assert_int_equal(atab_release(c.t, c.y), ATAB_OK);
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 1);
+    step_run(&b, D_RELEASE);
+    stepper_quit(&b);
+    assert_int_equal(atab_gc(c.t), 1);
+    atab_table_free(c.t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* ---- 5: a record a full sweep holds makes no queue block ---- */
 
 #define CHURN_N 64
@@ -906,6 +982,7 @@ int main(void)
         cmocka_unit_test(double_release_while_the_spare_holder_is_in_its_hit),
         cmocka_unit_test(double_release_during_a_full_sweeps_kills_is_refused),
         cmocka_unit_test(stats_during_a_full_sweeps_walk_leave_its_hold),
+        cmocka_unit_test(double_release_of_an_atom_a_full_sweep_killed_is_refused),
         cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
         cmocka_unit_test(small_interns_fit_while_another_thread_is_refused),
         cmocka_unit_test(foreach_releasing_inside_fn_leaves_no_atom_unswept),
