@@ -842,12 +842,15 @@ struct atab_static_set {
 ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a);
 
 /**
- * Releases a handle taken by atab_external_acquire: call it from the host
- * string's finalizer. It drops the handle's reference only, so it never
- * frees an atom that someone else holds. The last release after
- * atab_table_free frees the table.
+ * Releases a handle taken by atab_external_acquire on the same table: call
+ * it from the host string's finalizer. It drops the handle's reference
+ * only, so it never frees an atom that someone else holds. The last
+ * release after atab_table_free frees the table. A release when the table
+ * has no handle out is refused (ATAB_EREFS, counted in atab_stats.misuse;
+ * nothing touched); one handle released twice at once on two threads may
+ * drop its atom's reference twice before the second finds it gone.
  * @return ATAB_OK, ATAB_EINVAL (NULL argument) or ATAB_EREFS (as
- *         atab_release). Thread-safe.
+ *         atab_release, or no handle out). Thread-safe.
  */
 ATAB_API int atab_external_release(atab_table *t, const atab_atom *a);
 

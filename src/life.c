@@ -180,6 +180,14 @@ const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
 
 static void table_destroy(atab_table *t);
 
+/* A handle's release with no handle out: refused and counted. */
+static int handle_misuse(atab_table *t)
+{
+    __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+    atab__set_error(ATAB_EREFS);
+    return ATAB_EREFS;
+}
+
 int atab_external_release(atab_table *t, const atab_atom *a)
 {
     if (!t || !a) {
@@ -188,11 +196,23 @@ int atab_external_release(atab_table *t, const atab_atom *a)
     }
     if (atab_is_static(a))
         return ATAB_OK;   /* never touches the table: it may be gone */
+    if (!(__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) >> 1))
+        return handle_misuse(t);   /* none out: a release too many, nothing touched */
     int rc = atab_release(t, a);
     if (rc != ATAB_OK)
         return rc;
     ATAB__PAUSE("external_release:dropped", t);
-    if (__atomic_sub_fetch(&t->hstate, 2, __ATOMIC_ACQ_REL) == CLOSING)
+    /* The handle's count comes off after the reference (it keeps the table
+    ** alive till then), never below 0: two releases of the last handle at
+    ** once find it gone in the second (its reference was dropped; the
+    ** count may not have shown it). */
+    size_t h = __atomic_load_n(&t->hstate, __ATOMIC_RELAXED);
+    do {
+        if (!(h >> 1))
+            return handle_misuse(t);
+    } while (!__atomic_compare_exchange_n(&t->hstate, &h, h - 2, 1, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED));
+    if (h - 2 == CLOSING)
         table_destroy(t);   /* the last handle after atab_table_free */
     return ATAB_OK;
 }

@@ -320,6 +320,40 @@ static void table_free_with_handles_out_defers_until_the_last_release(void **sta
     assert_int_equal(c.size_mismatch, 0);
 }
 
+/* A handle released once too often (a host's finalizer run twice, or a
+** release with no acquire) is refused while the table has no handle out:
+** the interner's reference stays, the count of handles stays at 0, and
+** the table is freed once, with a later handle as with none. */
+static void a_release_with_no_handle_out_is_refused(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t = plain_table(&al);
+    const atab_atom *a = atab_intern_cstr(t, "released-too-often");
+    const atab_atom *b = atab_intern_cstr(t, "handled-later");
+    assert_ptr_equal(atab_external_acquire(t, a), a);
+    assert_int_equal(atab_external_release(t, a), ATAB_OK);
+    assert_int_equal(atab_external_release(t, a), ATAB_EREFS);   /* none out */
+    assert_int_equal(atab_last_error(), ATAB_EREFS);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(atab_gc(t), 0);   /* the interner's reference holds it still */
+    assert_ptr_equal(atab_lookup(t, "released-too-often", 18), a);
+    assert_int_equal(atab_release(t, a), ATAB_OK);   /* the lookup's */
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_int_equal(st.misuse, 1);
+    assert_ptr_equal(atab_external_acquire(t, b), b);
+    assert_int_equal(atab_external_handles(t), 1);
+    atab_release(t, a);
+    atab_release(t, b);
+    atab_table_free(t);
+    assert_true(c.live > 0);   /* deferred for b's handle */
+    assert_string_equal(atab_chars(b), "handled-later");
+    assert_int_equal(atab_external_release(t, b), ATAB_OK);   /* frees all */
+    assert_int_equal(c.live, 0);
+}
+
 static void table_free_without_handles_frees_at_once(void **state)
 {
     (void)state;
@@ -882,6 +916,7 @@ int main(void)
         cmocka_unit_test(finalizer_adapters_release_the_handle_from_the_chars),
         cmocka_unit_test(bad_arguments_are_einval),
         cmocka_unit_test(table_free_with_handles_out_defers_until_the_last_release),
+        cmocka_unit_test(a_release_with_no_handle_out_is_refused),
         cmocka_unit_test(table_free_without_handles_frees_at_once),
         cmocka_unit_test(the_last_of_many_threads_releasing_frees_the_table_once),
         cmocka_unit_test(the_cache_returns_the_same_host_string),
