@@ -641,6 +641,8 @@ ATAB_API int atab_report_json(atab_table *t, const char *process,
 #define ATAB_REPORT_PREFIX_MAX 128
 /** The most extra entries atab_report_options takes. */
 #define ATAB_REPORT_EXTRA_MAX 8
+/** The largest magnitude of an extra entry's amount: 2^53 (8 PiB). */
+#define ATAB_REPORT_AMOUNT_MAX ((int64_t)1 << 53)
 
 /** One report entry a host adds to a dump (see atab_report_options). */
 typedef struct atab_report_entry {
@@ -652,7 +654,8 @@ typedef struct atab_report_entry {
                                    refuses a dump that breaks these */
     int kind;                 /**< ATAB_KIND_* */
     int units;                /**< ATAB_UNITS_* */
-    int64_t amount;
+    int64_t amount;           /**< at most ATAB_REPORT_AMOUNT_MAX either way
+                                   (the sums fit an int64_t) */
     const char *description;  /**< NULL gives "" */
 } atab_report_entry;
 

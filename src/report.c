@@ -333,7 +333,8 @@ static int options_ok(const atab_report_options *o)
     for (size_t i = 0; i < o->n_extra; i++) {
         const atab_report_entry *x = &o->extra[i];
         int in_explicit = x->path && strncmp(x->path, "explicit/", 9) == 0;
-        if (!x->path || !x->path[0] || x->kind < ATAB_KIND_NONHEAP ||
+        if (!x->path || !x->path[0] || x->amount > ATAB_REPORT_AMOUNT_MAX ||
+            x->amount < -ATAB_REPORT_AMOUNT_MAX || x->kind < ATAB_KIND_NONHEAP ||
             x->kind > ATAB_KIND_OTHER ||
             (x->units != ATAB_UNITS_BYTES && x->units != ATAB_UNITS_COUNT) ||
             (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER)) ||
@@ -652,7 +653,8 @@ static int64_t ten_thousandths(int64_t v, int64_t d)
         uint64_t q = a * 10000 / b, r = a * 10000 % b;
         return (int64_t)(q + (2 * r >= b));
     }
-    return (int64_t)(10000.0 * (double)a / (double)b + 0.5);
+    double f = 10000.0 * (double)a / (double)b + 0.5;
+    return f < 9.0e18 ? (int64_t)f : (int64_t)9e18;   /* a share past any real one */
 }
 
 /* A node's share of the tree's root, as about:memory's formatTreeFrac

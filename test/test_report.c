@@ -1309,6 +1309,37 @@ static void bad_extra_entries_are_einval(void **state)
     atab_table_free(t);
 }
 
+/* Extra amounts past ATAB_REPORT_AMOUNT_MAX either way are EINVAL; at the
+** bound, the sums fit (UBSan in CI's sanitizer build checks the overflow):
+** two explicit entries nearly cancelling leave a root far smaller than
+** either kid, whose share is then written as a finite number, and
+** heap-allocated at -MAX gives heap-unclassified below it. */
+static void extra_amounts_past_the_bound_are_einval_and_at_it_add_up(void **state)
+{
+    (void)state;
+    atab_table *t = atab_table_new(NULL);
+    atab_report_entry x[3] = {
+        {"explicit/host/a", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, ATAB_REPORT_AMOUNT_MAX + 1, "a"},
+        {"explicit/host/b", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, -ATAB_REPORT_AMOUNT_MAX, "b"},
+        {"heap-allocated", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, -ATAB_REPORT_AMOUNT_MAX, "h"}};
+    atab_report_options o = {NULL, x, 3};
+    static sink k;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    x[0].amount = ATAB_REPORT_AMOUNT_MAX;
+    x[2].amount = INT64_MIN;
+    assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_EINVAL);
+    x[2].amount = -ATAB_REPORT_AMOUNT_MAX;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "heap-unclassified"));
+    assert_null(strstr(k.buf, "-9,223,372"));   /* no wrapped sum */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_json_ex(t, "p", &o, sink_write, &k), ATAB_OK);
+    atab_table_free(t);
+}
+
 /* about:memory loads an explicit/ report only when its kind is HEAP or
 ** NONHEAP ("bad explicit kind") and its units BYTES: an extra entry that
 ** breaks either would make atab_report_json_ex write JSON about:memory
@@ -1595,6 +1626,7 @@ int main(void)
         cmocka_unit_test(a_prefix_keeps_two_tables_apart),
         cmocka_unit_test(the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters),
         cmocka_unit_test(bad_extra_entries_are_einval),
+        cmocka_unit_test(extra_amounts_past_the_bound_are_einval_and_at_it_add_up),
         cmocka_unit_test(the_tree_draws_every_prefix_and_entries_the_options_allow),
         cmocka_unit_test(extra_entries_about_memory_would_refuse_are_einval),
         cmocka_unit_test(an_extra_entry_above_other_entries_is_einval),
