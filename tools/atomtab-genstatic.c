@@ -813,7 +813,7 @@ static const char help[] =
     "                       written \"...\" it may hold spaces (\"\" is the empty\n"
     "                       atom). Without an identifier one is made from the\n"
     "                       name: my-widget -> my_widget, 2d -> _2d (empty and\n"
-    "                       non-ASCII names need one: \"caf\\303\\251 cafe\").\n"
+    "                       non-ASCII names need one: caf\303\251 cafe).\n"
     "  # text               a comment\n"
     "  (empty)              separates groups; not first, not last, not twice\n"
     "A name in the default set is an error unless --no-default: tables find\n"
