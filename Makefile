@@ -40,14 +40,19 @@ CFLAGS    ?=
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -I$(O)/gen -pthread $(CFLAGS) \
              -DATAB_VERSION_STRING='"$(VERSION)"'
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
+# xxhash 0.8's forced inlining fails under gcc -Og (an always_inline
+# function it calls through a pointer): no forcing in such a build
+ifneq ($(filter -Og,$(OPT) $(CFLAGS)),)
+  LIB_CFLAGS += -DXXH_NO_INLINE_HINTS=1
+endif
 LDLIBS    := -lxxhash -pthread
 ifeq ($(ALLOCATOR),jemalloc)
   LIB_CFLAGS += -DATAB_WITH_JEMALLOC
   LDLIBS     += -ljemalloc -lm
-  PC_REQUIRES := libxxhash
+  PC_REQUIRES :=
   PC_LIBS     := -pthread -ljemalloc -lm   # jemalloc.pc has no -lm for static links
 else ifeq ($(ALLOCATOR),system)
-  PC_REQUIRES := libxxhash
+  PC_REQUIRES :=
   PC_LIBS     := -pthread
 else
   $(error ALLOCATOR=$(ALLOCATOR): system or jemalloc)

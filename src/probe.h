@@ -137,8 +137,8 @@ ATAB__INLINE int atab__in_table(const atab_table *t, const atab_atom *a, uint64_
 ** spare taken from it, and the atom is returned; NULL otherwise, and for
 ** an entry an over-release left stale (its spares dropped: the probe then
 ** takes the reference from the count). */
-static inline const atab_atom *atab__cache_way1(atab__rec *r, uint64_t *e, uint64_t h,
-                                                atab__match_fn match, const void *key)
+ATAB__INLINE const atab_atom *atab__cache_way1(atab__rec *r, uint64_t *e, uint64_t h,
+                                              atab__match_fn match, const void *key)
 {
     uint64_t x = e[1];
     const atab_atom *a = atab__ent_atom(x);
