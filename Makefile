@@ -199,9 +199,11 @@ install: lib
 	$(SUBST) cmake/atomtabConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/atomtabConfigVersion.cmake
 
 uninstall:
-	rm -f $(DESTDIR)$(INCDIR)/atomtab.h $(DESTDIR)$(LIBDIR)/libatomtab.* \
+	rm -f $(DESTDIR)$(INCDIR)/atomtab.h $(DESTDIR)$(LIBDIR)/libatomtab.a \
+	      $(DESTDIR)$(LIBDIR)/libatomtab.so $(DESTDIR)$(LIBDIR)/libatomtab.so.$(SOMAJOR) \
+	      $(DESTDIR)$(LIBDIR)/libatomtab.so.$(VERSION) \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/atomtab.pc $(DESTDIR)$(CMAKEDIR)/atomtabConfig*.cmake
-	-rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null
+	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
 
 clean:
 	rm -rf $(O)
@@ -216,7 +218,7 @@ install-doc:
 uninstall: uninstall-doc
 uninstall-doc:
 	rm -f $(DESTDIR)$(DOCDIR)/LICENSE $(DESTDIR)$(DOCDIR)/CHANGELOG.md
-	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # ---- release: the source tarball and the ABI check ----
 # make dist         meson dist: the tarball of the committed tree
@@ -296,7 +298,7 @@ install-report: report-tool
 uninstall: uninstall-report
 uninstall-report:
 	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms
-	-rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null
+	rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null || true   # empty once both uninstalls ran
 
 # ---- bench/membytes: bytes per atom for atomtab, GLib and libxml2 ----
 # Always links jemalloc: its stats.allocated is the common measure.
@@ -589,6 +591,7 @@ install-static: lib $(GENSTATIC)
 uninstall-static:
 	rm -f $(DESTDIR)$(INCDIR)/atomtab_atoms.h $(DESTDIR)$(BINDIR)/atomtab-genstatic \
 	      $(DESTDIR)$(DATADIR)/atomtab/default.atoms $(DESTDIR)$(MANDIR)/man1/atomtab-genstatic.1
+	rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null || true   # empty once both uninstalls ran
 
 # bench-static: table creation cost with none / default / 10k sets, the
 # corpus's static-hit share, static vs dynamic hits (bench/static.sh).
