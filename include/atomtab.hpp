@@ -99,8 +99,10 @@ private:
  */
 class table {
 public:
+    /** atab_table_new(NULL), the default options: check with operator bool. */
+    table() noexcept : t_(atab_table_new(nullptr)) {}
     /** atab_table_new(opts): check with operator bool. */
-    explicit table(const atab_options *opts = nullptr) noexcept : t_(atab_table_new(opts)) {}
+    explicit table(const atab_options *opts) noexcept : t_(atab_table_new(opts)) {}
     table(table &&o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
     table &operator=(table &&o) noexcept
     {

@@ -215,6 +215,23 @@ void tables_move_and_a_null_table_fails_calls(void **)
     assert_false(static_cast<bool>(w));
 }
 
+/* A table member of an aggregate, value-initialized: the default
+** constructor is not explicit (clang refuses `holder h{}` otherwise). */
+struct holder {
+    atab::table t;
+    int n;
+};
+
+void a_default_table_is_a_member_an_aggregate_can_value_initialize(void **)
+{
+    holder h{};
+    atab::table t2 = {};
+    assert_true(static_cast<bool>(h.t) && static_cast<bool>(t2) && h.n == 0);
+    atab::atom a = h.t.intern("member");
+    assert_true(static_cast<bool>(a));
+    assert_true(a.view() == "member");
+}
+
 } // namespace
 
 int main()
@@ -229,6 +246,7 @@ int main()
         cmocka_unit_test(utf16_text_is_the_same_atom_and_lone_surrogates_fail),
         cmocka_unit_test(static_atoms_are_the_same_on_every_table),
         cmocka_unit_test(tables_move_and_a_null_table_fails_calls),
+        cmocka_unit_test(a_default_table_is_a_member_an_aggregate_can_value_initialize),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
