@@ -581,7 +581,8 @@ uninstall: uninstall-static
 .PHONY: install-static uninstall-static genstatic
 genstatic: $(GENSTATIC)
 MANDIR ?= $(DATADIR)/man
-install-static: lib $(GENSTATIC)
+install-static: lib   # lib's own make builds the generator: not again beside it (-j)
+	@$(MAKE) --no-print-directory $(GENSTATIC)
 	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab \
 	    $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(DEF_ATOMS).h $(DESTDIR)$(INCDIR)/
