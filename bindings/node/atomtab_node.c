@@ -388,8 +388,11 @@ static element *this_element(napi_env env, napi_callback_info info, napi_value *
     napi_value self;
     element *el = NULL;
     if (napi_get_cb_info(env, info, &argc, arg, &self, NULL) != napi_ok ||
-        napi_unwrap(env, self, (void **)&el) != napi_ok)
+        napi_unwrap(env, self, (void **)&el) != napi_ok) {
+        napi_throw_type_error(env, "ERR_INVALID_THIS",
+                              "atomtab: Element.id on an object that is not a NativeElement");
         return NULL;
+    }
     return el;
 }
 
@@ -405,12 +408,22 @@ static void element_free(node_api_basic_env env, void *data, void *hint)
 static napi_value element_new(napi_env env, napi_callback_info info)
 {
     size_t argc = 1;
-    napi_value arg = NULL, self;
+    napi_value arg = NULL, self, target = NULL;
     char mode[16] = "copy";
     addon *ad;
     CHECK(env, napi_get_cb_info(env, info, &argc, &arg, &self, (void **)&ad));
-    if (argc >= 1)
-        CHECK(env, napi_get_value_string_utf8(env, arg, mode, sizeof mode, NULL));
+    CHECK(env, napi_get_new_target(env, info, &target));
+    if (!target) {
+        napi_throw_type_error(env, "ERR_CONSTRUCT_CALL_REQUIRED",
+                              "atomtab: NativeElement must be called with new");
+        return NULL;
+    }
+    if (argc >= 1 && (napi_get_value_string_utf8(env, arg, mode, sizeof mode, NULL) != napi_ok ||
+                      (strcmp(mode, "copy") && strcmp(mode, "external") && strcmp(mode, "atom")))) {
+        napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE",
+                              "atomtab: NativeElement(mode): mode must be 'copy', 'external' or 'atom'");
+        return NULL;
+    }
     element *el = calloc(1, sizeof *el);
     if (!el) {
         napi_throw_error(env, "ERR_ATOMTAB_NOMEM", "atomtab: out of memory");
@@ -573,6 +586,13 @@ static void report_args_free(report_args *ra)
     }
 }
 
+/* obj[name], or NULL (obj is no object, or its getter threw). */
+static napi_value prop(napi_env env, napi_value obj, const char *name)
+{
+    napi_value v = NULL;
+    return napi_get_named_property(env, obj, name, &v) == napi_ok ? v : NULL;
+}
+
 /* One extra entry, {path, kind, units, amount, description}: 0, or -1 when
 ** a string cannot be had. */
 static int read_entry(napi_env env, napi_value obj, atab_report_entry *x)
@@ -580,17 +600,13 @@ static int read_entry(napi_env env, napi_value obj, atab_report_entry *x)
     static const char *const kinds[] = {"nonheap", "heap", "other"};   /* ATAB_KIND_* */
     static const char *const units[] = {"bytes", "count"};             /* ATAB_UNITS_* */
     napi_value v;
-    napi_get_named_property(env, obj, "path", &v);
-    x->path = dup_utf8(env, v);
-    napi_get_named_property(env, obj, "description", &v);
-    x->description = dup_utf8(env, v);
-    napi_get_named_property(env, obj, "kind", &v);
-    x->kind = named(env, v, kinds, 3);
-    napi_get_named_property(env, obj, "units", &v);
-    x->units = named(env, v, units, 2);
-    napi_get_named_property(env, obj, "amount", &v);
-    return napi_get_value_int64(env, v, &x->amount) == napi_ok && x->path &&
-                   x->description && x->kind >= 0 && x->units >= 0 ? 0 : -1;
+    if (!(v = prop(env, obj, "path")) || !(x->path = dup_utf8(env, v)) ||
+        !(v = prop(env, obj, "description")) || !(x->description = dup_utf8(env, v)) ||
+        !(v = prop(env, obj, "kind")) || (x->kind = named(env, v, kinds, 3)) < 0 ||
+        !(v = prop(env, obj, "units")) || (x->units = named(env, v, units, 2)) < 0 ||
+        !(v = prop(env, obj, "amount")))
+        return -1;   /* the first that failed (not an object, a getter that threw) */
+    return napi_get_value_int64(env, v, &x->amount) == napi_ok ? 0 : -1;
 }
 
 /* report(json, process, prefix, extra): 0, or -1 with an exception thrown.

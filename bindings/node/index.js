@@ -44,7 +44,8 @@ function report(options = {}) {
   if (!Array.isArray(extra)) throw typeError('atomtab.report: extra must be an array');
   noNul(name, 'atomtab.report: process');
   noNul(prefix, 'atomtab.report: prefix');
-  return native.report(Boolean(json), name, prefix, extra.map(reportEntry));
+  // Array.prototype.map itself: an array's own `map` is not asked
+  return native.report(Boolean(json), name, prefix, Array.prototype.map.call(extra, reportEntry));
 }
 
 module.exports = {

@@ -139,3 +139,16 @@ for (const mode of modes) {
     assert.strictEqual(other.id, undefined);
   });
 }
+
+test('NativeElement: new is required, the mode is checked, and id needs an element', () => {
+  const NativeElement = createElement('copy').constructor;
+  assert.throws(() => NativeElement('copy'), { name: 'TypeError', code: 'ERR_CONSTRUCT_CALL_REQUIRED' });
+  for (const bad of [undefined, 42, 'bogus'])
+    assert.throws(() => new NativeElement(bad), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
+  const id = Object.getOwnPropertyDescriptor(NativeElement.prototype, 'id');
+  assert.throws(() => id.get.call({}), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+  assert.throws(() => id.set.call({}, 'x'), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+  const el = new NativeElement('external');
+  el.id = 'checked';
+  assert.strictEqual(el.id, 'checked');
+});

@@ -97,3 +97,14 @@ test('options of the wrong type are TypeErrors', () => {
   assert.throws(() => atomtab.report({ extra: [{ path: 'r', amount: 1, description: 'd\0' }] }),
                 badValue);
 });
+
+test('extra entries are read one by one: an array\'s own map is not asked, and an entry that is no object is an error, not a crash', () => {
+  const extra = Object.assign([{ path: 'host-own-map', units: 'count', amount: 5 }],
+                              { map: () => [null] });
+  const reports = jsonReport({ extra });
+  assert.ok(reports.some((r) => r.path === 'host-own-map' && r.amount === 5));
+  const native = require('../native.js');   // past index.js's checks
+  assert.throws(() => native.report(false, '', '', [null]), { name: 'TypeError' });
+  assert.throws(() => native.report(false, '', '', [{ get path() { throw new Error('getter'); } }]),
+                { message: 'getter' });
+});
