@@ -56,8 +56,13 @@ export interface ReportOptions {
 
 /**
  * The canonical string equal to `s`: the same string object for every
- * equal string interned in this isolate, sharing the atom's characters
- * (no copy). Equal strings from other worker threads are the same atom.
+ * equal string interned in this isolate while the isolate's cache keeps
+ * it, sharing the atom's characters (no copy). Equal strings from other
+ * worker threads are the same atom. The cache lets go of strings whose
+ * atom nothing else holds when it trims (gc(), or by itself once it holds
+ * twice what its last trim kept, 1,024 at least); it cannot see JS's own
+ * references, so a value JS still holds may then get a second string
+ * object (equal by value: only memory sees it; at most two at once).
  * @throws TypeError if `s` is not a string, or has a lone surrogate.
  */
 export function intern(s: string): string;

@@ -52,3 +52,23 @@ test('a million strings from 1,000 values: interned, one copy of each value', as
   assert.ok(interned.total < plain.total / 2, `interned ${interned.total} vs plain ${plain.total}`);
   assert.ok(plain.total - interned.total > N * 16, `saved ${plain.total - interned.total}`);
 });
+
+test('past the cache\'s trim, a value JS still holds gets at most a second string object', async () => {
+  // The cache trims itself once it holds twice what its last trim kept
+  // (1,024 at least): it lets go of strings whose atom nothing else holds,
+  // and cannot tell that JS still holds them; interned again, such a value
+  // gets a new string, and the next trim keeps that one (its atom is held
+  // by the first string too). Equal by value throughout.
+  const KK = 5000;
+  await fullGc();
+  const s0 = atomtab.stats();
+  const keep = [];
+  for (let r = 0; r < 3; r++) {
+    for (let i = 0; i < KK; i++) keep.push(atomtab.intern(['held', i, 'value'].join('-')));
+    await fullGc();
+    const s = atomtab.stats();
+    assert.strictEqual(s.atoms - s0.atoms, KK);
+    assert.ok(s.handles - s0.handles <= 2 * KK, `round ${r}: ${s.handles - s0.handles} strings`);
+  }
+  for (let i = 0; i < KK; i++) assert.strictEqual(keep[2 * KK + i], keep[i]);
+});
