@@ -787,6 +787,7 @@ bench-lifecycle: report-tool sc-bench
 #                   the corpus and $(BIG_TOKENS), median of 5 repeats,
 #                   versions and machine printed beside the figures.
 #                   PEERS_ARGS: --quick (one short repeat), --json, --reps N.
+#                   Pinned to CPU 1 (taskset) where there are two or more.
 ATOMPEERS  := $(BENCH_DIR)/atompeers
 PEERS_ARGS ?=
 $(ATOMPEERS): bench/peers.c bench/naive.h bench/pmu.h bench/stats.h bench/tokens.h include/atomtab.h $(STATIC)
@@ -798,7 +799,8 @@ $(ATOMPEERS): bench/peers.c bench/naive.h bench/pmu.h bench/stats.h bench/tokens
 bench: bench-peers
 bench-peers: bench-tools sc-bench
 	@$(MAKE) --no-print-directory $(ATOMPEERS)
-	$(ATOMPEERS) $(PEERS_ARGS) --sc "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \
+	$$(command -v taskset >/dev/null 2>&1 && [ "$$(nproc)" -gt 1 ] && echo taskset -c 1) \
+	    $(ATOMPEERS) $(PEERS_ARGS) --sc "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \
 	    $(CORPUS) $(BIG_TOKENS)
 
 # make device-bundle  build/device/ (DEVICE_DIR): what a bare 16-core x86-64

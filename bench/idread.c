@@ -21,6 +21,7 @@
 ** counts instructions per read, which the shared machines' noise does not
 ** touch).
 */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,24 +193,44 @@ static void make_id(char *buf, size_t len)
         memset(buf, 'x', len), buf[len] = 0;
 }
 
+/* A whole decimal number in [lo, hi], or -1. */
+static long arg_number(const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return end == s || *end || errno || v < lo || v > hi ? -1 : v;
+}
+
+/* Is len one of the lengths measured? */
+static int measured(long len)
+{
+    for (size_t l = 0; l < N_LENGTHS; l++)
+        if ((long)lengths[l] == len)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int json = 0, repeats = 5;
-    long iters = 1000000, only = -1;
+    int json = 0;
+    long iters = 1000000, repeats = 5, only = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-            iters = atol(argv[++i]);
+            iters = arg_number(argv[++i], 1, 1000000000000L);
         else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
-            repeats = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--length") && i + 1 < argc)
-            only = atol(argv[++i]);
-        else
-            return fprintf(stderr, "usage: idread [--json] [--iters N] [--repeats N] [--length L]\n"), 2;
+            repeats = arg_number(argv[++i], 1, 99);
+        else if (!strcmp(argv[i], "--length") && i + 1 < argc) {
+            if (!measured(only = arg_number(argv[++i], 0, 1000)))
+                return fprintf(stderr, "idread: --length: one of 3, 14, 15, 16, 63, 64, 100, 101\n"), 2;
+        } else
+            return fprintf(stderr, "usage: idread [--json] [--iters N] [--repeats N (1-99)] "
+                                   "[--length 3|14|15|16|63|64|100|101]\n"), 2;
     }
-    if (iters < 1 || repeats < 1 || repeats > 99)
-        return fprintf(stderr, "idread: bad --iters or --repeats\n"), 2;
+    if (iters < 1 || repeats < 1)
+        return fprintf(stderr, "idread: --iters takes 1 to 10^12, --repeats 1 to 99\n"), 2;
     atab_table *t = atab_table_new(NULL);
     atab_host_ops ops = {c_create, c_hold, c_drop, NULL};
     atab_host_cache *cache = t ? atab_host_cache_new(t, &ops) : NULL;
@@ -227,32 +248,38 @@ int main(int argc, char **argv)
         for (int m = 0; m < N_MODES && (only < 0 || (size_t)only == lengths[l]); m++)
             run(&els[l], m, iters / 10 + 1);   /* warm up */
     }
-    for (int r = 0; r < repeats; r++)
+    for (long r = 0; r < repeats; r++)
         for (size_t l = 0; l < N_LENGTHS; l++)
             for (int m = 0; m < N_MODES; m++)
                 v[m][l][r] = only < 0 || (size_t)only == lengths[l] ? run(&els[l], m, iters) : 0;
     for (size_t l = 0; l < N_LENGTHS; l++) {
         for (int m = 0; m < N_MODES; m++) {
-            qsort(v[m][l], repeats, sizeof(double), cmp_double);
+            qsort(v[m][l], (size_t)repeats, sizeof(double), cmp_double);
             res[m][l] = v[m][l][repeats / 2];
         }
         atab_release(t, els[l].id);
     }
     if (json) {
+        const char *sep = "";
         printf("[");
         for (int m = 0; m < N_MODES; m++)
             for (size_t l = 0; l < N_LENGTHS; l++)
-                printf("%s{\"mode\":\"%s\",\"length\":%zu,\"ns_per_read\":%.2f}",
-                       m || l ? ",\n " : "", mode_names[m], lengths[l], res[m][l]);
+                if (only < 0 || (size_t)only == lengths[l]) {   /* the lengths run */
+                    printf("%s{\"mode\":\"%s\",\"length\":%zu,\"ns_per_read\":%.2f}",
+                           sep, mode_names[m], lengths[l], res[m][l]);
+                    sep = ",\n ";
+                }
         printf("]\n");
     } else {
-        printf("ns per read (median of %d runs of %ld reads)\n", repeats, iters);
+        printf("ns per read (median of %ld runs of %ld reads)\n", repeats, iters);
         printf("%6s", "length");
         for (int m = 0; m < N_MODES; m++)
             printf(" %15s", mode_names[m]);
         printf("\n");
         double lo = 1e300, hi = 0;
         for (size_t l = 0; l < N_LENGTHS; l++) {
+            if (only >= 0 && (size_t)only != lengths[l])
+                continue;   /* not run */
             printf("%6zu", lengths[l]);
             for (int m = 0; m < N_MODES; m++)
                 printf(" %15.2f", res[m][l]);
@@ -260,11 +287,14 @@ int main(int argc, char **argv)
             lo = res[M_CACHE][l] < lo ? res[M_CACHE][l] : lo;
             hi = res[M_CACHE][l] > hi ? res[M_CACHE][l] : hi;
         }
-        printf("external+cache max/min over lengths: %.2f (goal <= 1.2)\n", hi / lo);
-        printf("copy / external+cache at 101: %.1fx (goal >= 5)\n",
-               res[M_COPY][N_LENGTHS - 1] / res[M_CACHE][N_LENGTHS - 1]);
-        printf("handle-alloc / external at 101: %.2fx (a handle object per string)\n",
-               res[M_HANDLE_ALLOC][N_LENGTHS - 1] / res[M_EXTERNAL][N_LENGTHS - 1]);
+        if (only < 0)
+            printf("external+cache max/min over lengths: %.2f (goal <= 1.2)\n", hi / lo);
+        if (only < 0 || only == 101) {
+            printf("copy / external+cache at 101: %.1fx (goal >= 5)\n",
+                   res[M_COPY][N_LENGTHS - 1] / res[M_CACHE][N_LENGTHS - 1]);
+            printf("handle-alloc / external at 101: %.2fx (a handle object per string)\n",
+                   res[M_HANDLE_ALLOC][N_LENGTHS - 1] / res[M_EXTERNAL][N_LENGTHS - 1]);
+        }
     }
     atab_host_cache_free(cache);
     atab_table_free(t);

@@ -67,11 +67,24 @@ function median(v) {
   return s[s.length >> 1];
 }
 
+// An environment setting: a whole number in [lo, hi], else the default
+// when unset; anything else stops the benchmark with a one-line error.
+function setting(name, dflt, lo, hi) {
+  const s = process.env[name];
+  if (s === undefined || s === '') return dflt;
+  const v = Number(s);
+  if (!Number.isSafeInteger(v) || v < lo || v > hi) {
+    process.stderr.write(`node-idread: ${name} must be a whole number from ${lo} to ${hi}\n`);
+    process.exit(2);
+  }
+  return v;
+}
+
 function main() {
   const json = process.argv.includes('--json');
-  const iters = Number(process.env.ATOMTAB_BENCH_ITERS || 20e6);
-  const slowIters = Number(process.env.ATOMTAB_BENCH_SLOW_ITERS || iters);
-  const runs = Number(process.env.ATOMTAB_BENCH_RUNS || 5);
+  const iters = setting('ATOMTAB_BENCH_ITERS', 20e6, 1, 1e12);
+  const slowIters = setting('ATOMTAB_BENCH_SLOW_ITERS', iters, 1, 1e12);
+  const runs = setting('ATOMTAB_BENCH_RUNS', 5, 1, 99);
   const itersOf = (mode) => (mode === 'copy' || mode === 'external' ? slowIters : iters);
   const res = {};
   // Runs interleaved (every cell once per round) so noise hits all alike.

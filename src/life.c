@@ -166,14 +166,10 @@ const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
         return atab__fail(ATAB_EINVAL);
     if (atab_is_static(a))
         return a;   /* read-only data: no reference, no count */
-    atab__rec *r = atab__rec_of(t);
-    if (ATAB__LIKELY(r != NULL)) {
-        atab__enter_rec(r);
-        atab__ref(t, r, a, atab__atom_hash(t, a));   /* the caller holds a: never killed */
-        atab__leave(r);
-    } else {
-        atab__count_take(a, 1);
-    }
+    /* on the count, not from a thread's spares: a host string's handle is
+    ** taken and dropped once each, and finding a cache entry would hash
+    ** the characters both times (the caller holds a: never killed) */
+    atab__count_take(a, 1);
     __atomic_add_fetch(&t->hstate, 2, __ATOMIC_RELAXED);
     return a;
 }
@@ -198,7 +194,7 @@ int atab_external_release(atab_table *t, const atab_atom *a)
         return ATAB_OK;   /* never touches the table: it may be gone */
     if (!(__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) >> 1))
         return handle_misuse(t);   /* none out: a release too many, nothing touched */
-    int rc = atab_release(t, a);
+    int rc = atab__release_direct(t, a);   /* as acquire took it */
     if (rc != ATAB_OK)
         return rc;
     ATAB__PAUSE("external_release:dropped", t);

@@ -78,6 +78,14 @@ int atab__unref_direct(atab_table *t, const atab_atom *a)
     return dropped(t, NULL, a, 0, what);
 }
 
+int atab__unref_counted(atab_table *t, atab__rec *r, const atab_atom *a)
+{
+    if (!atab__cache_ours(r))
+        return atab__unref_direct(t, a);
+    int what = atab__count_drop(a, 1, 0, queue_room(r));
+    return dropped(t, r, a, what == ATAB__DROP_QUEUE ? atab__atom_hash(t, a) : 0, what);
+}
+
 /* ---- queues ---- */
 
 /* Takes one of r's atoms off its queue (the caller holds r), left a plain

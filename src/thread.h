@@ -649,6 +649,11 @@ ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 /* Drops one reference on the count, for a thread outside any section.
 ** Same returns as atab__unref. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
+/* As atab__unref_direct, in this thread's open section on r: an atom
+** brought to 0 goes on r's queue (its hash made then, and only then), else
+** is counted unused. Spares this thread's cache keeps of it stay, and go
+** back to the count with their entry. */
+ATAB__HIDDEN int atab__unref_counted(atab_table *t, atab__rec *r, const atab_atom *a);
 
 /* The misuse count: the table's and its records' (atab_stats.misuse). */
 ATAB__HIDDEN size_t atab__misuse(atab_table *t);

@@ -93,7 +93,7 @@ static int intern_file(atab_table *t, const char *path, held *h)
         return intern_stream(t, stdin, "<stdin>", h);
     FILE *f = fopen(path, "r");
     if (!f) {
-        perror(path);
+        fprintf(stderr, "atomtab-report: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
     int rc = intern_stream(t, f, path, h);
