@@ -848,58 +848,43 @@ release_unref(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 }
 #endif
 
-#ifdef ATAB_DEBUG
-/* Debug builds: is a an atom of t? Else the misuse counted, the error set. */
-static int owned_or_refused(atab_table *t, const atab_atom *a)
-{
-    if (owns_atom(t, a))
-        return 1;
-    __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);   /* touch nothing */
-    atab__set_error(ATAB_EINVAL);
-    return 0;
-}
-#endif
-
-/* A release off the spare's path: another record, readers that must
-** fence, no record (debug builds have none), or an atom longer than 16
-** bytes. */
-static __attribute__((noinline)) int release_general(atab_table *t, const atab_atom *a)
+/* A release off the spare's path: from this thread's cache (`cached`: a
+** spare kept there while others hold the atom, atab__unref, which needs
+** the atom's hash), or from the count (atab__unref_counted); from the
+** count alone for a thread with no record (debug builds have none). */
+ATAB__INLINE int release_off_path(atab_table *t, const atab_atom *a, int cached)
 {
     int rc;
 #ifdef ATAB_DEBUG
-    if (!owned_or_refused(t, a))
+    if (!owns_atom(t, a)) {   /* not an atom of this table: touch nothing */
+        __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+        atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
+    }
 #endif
     atab__rec *r = atab__rec_of(t);
     if (ATAB__LIKELY(r != NULL)) {
-        uint64_t h = atab__atom_hash(t, a);   /* finds its cache entry */
+        uint64_t h = cached ? atab__atom_hash(t, a) : 0;   /* finds its cache entry */
         atab__enter_rec(r);
-        rc = atab__unref(t, r, a, h);
+        rc = cached ? atab__unref(t, r, a, h) : atab__unref_counted(t, r, a);
         atab__leave(r);
         return release_sweeps(t, r, rc);
     }
     rc = atab__unref_direct(t, a);
     atab__maybe_sweep(t);
     return rc;
+}
+
+/* Another record, readers that must fence, no record, or an atom longer
+** than 16 bytes. */
+static __attribute__((noinline)) int release_general(atab_table *t, const atab_atom *a)
+{
+    return release_off_path(t, a, 1);
 }
 
 int atab__release_direct(atab_table *t, const atab_atom *a)
 {
-    int rc;
-#ifdef ATAB_DEBUG
-    if (!owned_or_refused(t, a))
-        return ATAB_EINVAL;
-#endif
-    atab__rec *r = atab__rec_of(t);
-    if (ATAB__LIKELY(r != NULL)) {
-        atab__enter_rec(r);
-        rc = atab__unref_counted(t, r, a);
-        atab__leave(r);
-        return release_sweeps(t, r, rc);
-    }
-    rc = atab__unref_direct(t, a);
-    atab__maybe_sweep(t);
-    return rc;
+    return release_off_path(t, a, 0);
 }
 
 static __attribute__((noinline)) int release_invalid(void)
