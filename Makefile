@@ -291,13 +291,15 @@ check-aboutmemory: report-tool
 
 install: install-report
 install-report: report-tool
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/atomtab $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(REPORT_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(CORPUS) $(DESTDIR)$(DATADIR)/atomtab/
+	install -m 644 tools/atomtab-report.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall: uninstall-report
 uninstall-report:
-	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms
+	rm -f $(DESTDIR)$(BINDIR)/atomtab-report $(DESTDIR)$(DATADIR)/atomtab/nodejs-api-docs.atoms \
+	      $(DESTDIR)$(MANDIR)/man1/atomtab-report.1
 	rmdir $(DESTDIR)$(DATADIR)/atomtab 2>/dev/null || true   # empty once both uninstalls ran
 
 # ---- bench/membytes: bytes per atom for atomtab, GLib and libxml2 ----

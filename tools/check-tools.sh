@@ -9,7 +9,7 @@
 #    no output;
 #  - atomtab-report's usage errors name the option, and it reads CRLF lines
 #    as LF ones;
-#  - every option atomtab-genstatic --help names is in its man page;
+#  - every option each tool's --help names is in its man page;
 #  - every public function in include/atomtab.h says whether it is
 #    thread-safe (a declaration right after another shares its comment).
 # usage: tools/check-tools.sh BUILD-DIR
@@ -60,16 +60,19 @@ printf 'div\r\nspan-x\r\nspan-x\n' | "$report" --json - > "$tmp/crlf.json" ||
 grep -q '"path":"atoms-dynamic","kind":2,"units":1,"amount":1,' "$tmp/crlf.json" ||
     fail "atomtab-report made more than one atom of span-x from CRLF and LF lines: $(grep atoms-dynamic "$tmp/crlf.json")"
 
-# the man page documents every option --help names
-"$gen" --help > "$tmp/help" || fail "--help exited non-zero"
-for opt in $(grep -o -- '--[a-z][a-z-]*' "$tmp/help" | sort -u); do
-    grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" tools/atomtab-genstatic.1 ||
-        fail "option $opt is in --help but not in tools/atomtab-genstatic.1"
+# each tool's man page documents every option its --help names
+for tool in "$gen" "$report"; do
+    page=tools/$(basename "$tool").1
+    "$tool" --help > "$tmp/help" || fail "$tool --help exited non-zero"
+    for opt in $(grep -o -- '--[a-z][a-z-]*' "$tmp/help" | sort -u); do
+        grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" "$page" ||
+            fail "option $opt is in --help but not in $page"
+    done
 done
 awk '/^ATAB_API/ { if (text !~ /[Tt]hread-safe/ && last != NR - 1) { print; bad = 1 }
                    text = ""; last = NR; next }
      { text = text $0 }
      END { exit bad }' include/atomtab.h >"$tmp/nothread" ||
     fail "no thread-safety line for: $(cat "$tmp/nothread")"
-echo "check-tools: read errors fail both tools; the man page has every option;"
+echo "check-tools: read errors fail both tools; the man pages have every option;"
 echo "check-tools: every public function says whether it is thread-safe"
