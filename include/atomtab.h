@@ -537,7 +537,8 @@ ATAB_API int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud);
  *                                                       handles
  *
  * When the allocator cannot tell usable sizes (no usable_size hook, or a
- * hook that answers less than was requested), its slop is unknown: the slop
+ * hook that answers less than was requested, or more than twice it and
+ * 64 KB), its slop is unknown: the slop
  * entry is only the carved blocks' rounding (left out when 0) and
  * explicit/atoms/table is the requested size;
  * atab_report_has_usable_size() then returns 0.

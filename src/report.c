@@ -36,15 +36,23 @@ typedef struct census {
     int overhead_known;            /* and every block's chunk header */
 } census;
 
+/* Is u an allocator's answer for the usable size of req bytes: no less,
+** and not past twice them and 64 KB, which no allocator rounds to (and
+** whose sums could wrap)? */
+static int plausible(size_t u, size_t req)
+{
+    return u >= req && u - req <= req + 65536;
+}
+
 /* The usable size of a block, its chunk header added to the census's
-** overhead. When the allocator cannot tell (no hook, or an answer below
-** the request) it is the requested size and the census is marked inexact:
-** slop is then unknown, never guessed; so is a header the allocator does
-** not tell (atab__overhead). */
+** overhead. When the allocator cannot tell (no hook, or an answer that is
+** not plausible) it is the requested size and the census is marked
+** inexact: slop is then unknown, never guessed; so is a header the
+** allocator does not tell (atab__overhead). */
 static size_t usable(census *c, const void *p, size_t req)
 {
     size_t u = atab__usable(c->t, p, req);
-    if (u < req) {
+    if (!plausible(u, req)) {
         c->exact = c->overhead_known = 0;
         return req;
     }
@@ -401,7 +409,7 @@ int atab_report_has_usable_size(const atab_table *t)
 {
     if (!t || !t->alloc.usable_size)
         return 0;
-    return atab__usable(t, t->raw, ATAB__TABLE_ALLOC) >= ATAB__TABLE_ALLOC;
+    return plausible(atab__usable(t, t->raw, ATAB__TABLE_ALLOC), ATAB__TABLE_ALLOC);
 }
 
 /* ------------------------------------------------------------------ */

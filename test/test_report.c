@@ -544,6 +544,18 @@ static size_t says_zero(void *ud, const void *p, size_t size)
     return 0;
 }
 
+static size_t says_all(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p; (void)size;
+    return SIZE_MAX;
+}
+
+static size_t says_far_more(void *ud, const void *p, size_t size)
+{
+    (void)ud; (void)p;
+    return size + ((size_t)1 << (sizeof(size_t) * 8 - 2));
+}
+
 static void check_allocator_slop_left_out(atab_allocator *al, counting_alloc *c)
 {
     atab_table *t = plain_table(al);
@@ -574,6 +586,11 @@ static void only_the_blocks_rounding_is_slop_when_the_allocator_cannot_tell(void
     al.usable_size = NULL;
     check_allocator_slop_left_out(&al, &c);
     al.usable_size = says_zero;
+    check_allocator_slop_left_out(&al, &c);
+    /* nor one that answers implausibly more (a sum of such would wrap) */
+    al.usable_size = says_all;
+    check_allocator_slop_left_out(&al, &c);
+    al.usable_size = says_far_more;
     check_allocator_slop_left_out(&al, &c);
 }
 
