@@ -743,6 +743,12 @@ static void a_thread_exiting_with_queued_atoms_leaves_them_counted(void **state)
 
 /* ---- 4: atab_gc leaves no queue block behind ---- */
 
+static void *do_gc_only(void *arg)
+{
+    atab_gc(arg);
+    return NULL;
+}
+
 typedef struct park_case {
     atab_table *t;
     const atab_atom *w, *x;
@@ -764,12 +770,6 @@ static void park_steps(void *ctx, int step)
     } else {                      /* X fills it: A sweeps its queue */
         assert_int_equal(atab_release(c->t, c->x), ATAB_OK);
     }
-}
-
-static void *do_gc_only(void *arg)
-{
-    atab_gc(arg);
-    return NULL;
 }
 
 /* A's queue sweep stops before its first kill ("queue:kill"); the main
@@ -843,19 +843,12 @@ static void dead_steps(void *ctx, int step)
     }
 }
 
-static void *gc_main(void *arg)
-{
-    atab_gc(arg);
-    return NULL;
-}
-
-/* B interns X twice and releases it twice: X is unused, and B's cache
-** keeps an entry naming it with no spare. A full sweep G kills X and
-** stops before its grace period ("sweep:free"), its hold on the caches
-** over. B releases X again: a double release, which must neither keep a
-** spare in that entry (B's next intern would take it and get X, which G
-** then frees) nor pass unnoticed. B's next intern makes a new atom, the
-** one the table holds. */
+/* B interns X twice and releases it twice: X is unused, and B's cache has
+** had an entry for it. A full sweep G (which empties that entry) kills X
+** and stops before its grace period ("sweep:free"), its hold on the
+** caches over. B releases X again: a double release of a killed atom,
+** which must be refused and counted, never kept as a spare. B's next
+** intern makes a new atom, the one the table holds. */
 static void double_release_of_an_atom_a_full_sweep_killed_is_refused(void **state)
 {
     (void)state;
@@ -871,7 +864,7 @@ static void double_release_of_an_atom_a_full_sweep_killed_is_refused(void **stat
     stepper_start(&b, ROLE_B, dead_steps, &c);
     step_run(&b, D_INTERN);
     pause_at *p = pause_arm("sweep:free", ROLE_A, c.t);
-    worker_start(&g, ROLE_A, gc_main, c.t);
+    worker_start(&g, ROLE_A, do_gc_only, c.t);
     pause_wait(p);
     assert_null(atab_lookup(c.t, DEAD_KEY, strlen(DEAD_KEY)));   /* killed, unlinked */
     step_run(&b, D_AFTER_KILL);
