@@ -21,6 +21,7 @@
 #define NAPI_EXPERIMENTAL   /* node_api_create_external_string_* (Node 20) */
 #include <node_api.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,15 +383,33 @@ typedef struct element {
     int mode;
 } element;
 
+/* The type tag of this copy of the addon's elements. napi_unwrap alone
+** cannot tell an element from an object another addon wrapped (every
+** addon's wraps share one private key), nor from another copy's element
+** (whose table another copy of the library owns: its sentinels and
+** per-thread records are not this code's); so the tag's second word is
+** an address in this copy. Workers that load this file share it. */
+static napi_type_tag element_tag(void)
+{
+    return (napi_type_tag){0x61746f6d7461622eULL, (uint64_t)(uintptr_t)&proc_table};
+}
+
+/* The element `this` is, and the first argument into *arg (when arg is
+** not NULL); NULL, with a TypeError thrown, when `this` is not an element
+** this copy made. */
 static element *this_element(napi_env env, napi_callback_info info, napi_value *arg)
 {
     size_t argc = 1;
     napi_value self;
     element *el = NULL;
+    bool ours = false;
+    napi_type_tag tag = element_tag();
     if (napi_get_cb_info(env, info, &argc, arg, &self, NULL) != napi_ok ||
+        napi_check_object_type_tag(env, self, &tag, &ours) != napi_ok || !ours ||
         napi_unwrap(env, self, (void **)&el) != napi_ok) {
         napi_throw_type_error(env, "ERR_INVALID_THIS",
-                              "atomtab: Element.id on an object that is not a NativeElement");
+                              "atomtab: Element.id on an object that is not a NativeElement "
+                              "of this copy of the addon");
         return NULL;
     }
     return el;
@@ -433,9 +452,11 @@ static napi_value element_new(napi_env env, napi_callback_info info)
     el->t = ad->t;
     el->mode = !strcmp(mode, "external") ? M_EXTERNAL : !strcmp(mode, "atom") ? M_ATOM
                                                                               : M_COPY;
-    if (napi_wrap(env, self, el, element_free, NULL, NULL) != napi_ok) {
+    napi_type_tag tag = element_tag();
+    if (napi_type_tag_object(env, self, &tag) != napi_ok ||   /* new, so untagged */
+        napi_wrap(env, self, el, element_free, NULL, NULL) != napi_ok) {
         free(el);
-        napi_throw_error(env, NULL, "atomtab: napi_wrap failed");
+        napi_throw_error(env, NULL, "atomtab: cannot make the NativeElement");
         return NULL;
     }
     return self;

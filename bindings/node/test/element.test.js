@@ -2,11 +2,15 @@
 'use strict';
 // The benchmark's Element (atomtab/element): ids round-trip in every mode
 // (non-ASCII included), ids with lone surrogates are errors, strings'
-// finalizers release their atom references, and 1M set/read cycles leave
-// the table's counts where they were. Run with `npm test` here, or
+// finalizers release their atom references, 1M set/read cycles leave the
+// table's counts where they were, and `id` refuses any object this copy of
+// the addon did not make as a NativeElement. Run with `npm test` here, or
 // `node --expose-gc --test bindings/node/test/`.
 const test = require('node:test');
 const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 const atomtab = require('..');
 const { createElement, modes } = require('../element.js');
 
@@ -151,4 +155,52 @@ test('NativeElement: new is required, the mode is checked, and id needs an eleme
   const el = new NativeElement('external');
   el.id = 'checked';
   assert.strictEqual(el.id, 'checked');
+});
+
+test('NativeElement: id refuses objects that only inherit from an element or its prototype', () => {
+  const NativeElement = createElement('copy').constructor;
+  const { get, set } = Object.getOwnPropertyDescriptor(NativeElement.prototype, 'id');
+  const el = new NativeElement('copy');
+  el.id = 'real';
+  const fakes = [Object.create(NativeElement.prototype), Object.setPrototypeOf({}, NativeElement.prototype),
+                 Object.create(el), new Proxy(el, {}), NativeElement.prototype, NativeElement,
+                 structuredClone(el), undefined, null, 42, 'real'];
+  for (const fake of fakes) {
+    assert.throws(() => get.call(fake), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+    assert.throws(() => set.call(fake, 'x'), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+  }
+  class Sub extends NativeElement {}
+  const sub = new Sub('atom');                 // a subclass's instance is an element
+  sub.id = 'sub';
+  assert.strictEqual(get.call(sub), 'sub');
+  assert.strictEqual(el.id, 'real');
+});
+
+// Every addon's napi_wrap uses one private key, so napi_unwrap alone takes
+// any wrapped object: another addon's struct would be read as an element.
+// A second copy of this addon (the file under another name: its own code,
+// its own table) wraps objects too, and without the type tag this copy ran
+// its code on that copy's table: a first insert there freed that copy's
+// static empty slot array (an invalid free under valgrind).
+test('NativeElement: an element made by another copy of the addon is refused', (t) => {
+  const native = require('../native.js');
+  const file = Object.keys(require.cache)
+    .find((f) => f.endsWith('.node') && require.cache[f].exports === native);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atomtab-copy-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const copy = path.join(dir, 'atomtab-copy.node');
+  fs.copyFileSync(file, copy);
+  const other = require(copy);
+  assert.notStrictEqual(other, native);
+  const { get, set } = Object.getOwnPropertyDescriptor(native.NativeElement.prototype, 'id');
+  for (const mode of modes) {
+    const theirs = new other.NativeElement(mode);
+    theirs.id = 'theirs';
+    assert.throws(() => get.call(theirs), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+    assert.throws(() => set.call(theirs, 'mine'), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+    assert.strictEqual(theirs.id, 'theirs');   // its own copy still reads it
+    const ours = new native.NativeElement(mode);
+    const theirGet = Object.getOwnPropertyDescriptor(other.NativeElement.prototype, 'id').get;
+    assert.throws(() => theirGet.call(ours), { name: 'TypeError', code: 'ERR_INVALID_THIS' });
+  }
 });
