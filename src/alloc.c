@@ -133,8 +133,8 @@ void atab__free_in(atab_table *t, size_t *acct, void *p, size_t size)
 {
     if (!p)
         return;
+    t->alloc.free(t->alloc.ud, p, size);   /* then the bytes: never more out than charged */
     charge(t, acct, -size);
-    t->alloc.free(t->alloc.ud, p, size);
 }
 
 void *atab__alloc(atab_table *t, size_t size)

@@ -553,6 +553,93 @@ static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_reco
     long_atom_fits_when_the_chunks_go_back(20000, EXITED, EXITED_NO_REC);
 }
 
+/* A block's bytes are given back to the memory limit only once the block
+** is back with the allocator (atab_options.memory_limit: the bytes the
+** table requests from it). Were they given back first, another thread
+** could be charged them, and allocate, while the old block is still out:
+** the allocator would then hold more than the limit for the table. Here
+** the free hook, on the long atom's free, has another thread intern a
+** second long atom (with an uppercase byte, so its folded copy is
+** allocated first, under no lock of the table) and waits until that
+** thread allocated or gave up. */
+enum { OVERLAP_LIMIT = 64 * 1024, OVERLAP_LEN = 40 * 1024 };
+
+typedef struct overlap {
+    atab_table *t;
+    pthread_mutex_t m;
+    size_t out, peak;   /* bytes out with the allocator, and the most */
+    int armed, settled;
+    pthread_t other;
+    const atab_atom *got;
+} overlap;
+
+static __thread int ov_is_other;   /* set on the other thread */
+
+static void *ov_alloc(void *ud, size_t size)
+{
+    overlap *v = ud;
+    void *p = malloc(size);
+    pthread_mutex_lock(&v->m);
+    if (p && (v->out += size) > v->peak)
+        v->peak = v->out;
+    if (ov_is_other)
+        __atomic_store_n(&v->settled, 1, __ATOMIC_RELEASE);   /* it allocated */
+    pthread_mutex_unlock(&v->m);
+    return p;
+}
+
+static void *ov_other(void *arg)
+{
+    overlap *v = arg;
+    static char key[OVERLAP_LEN];
+    ov_is_other = 1;
+    memset(key, 'b', sizeof key);
+    key[0] = 'B';
+    v->got = atab_intern_lower(v->t, key, sizeof key);
+    __atomic_store_n(&v->settled, 1, __ATOMIC_RELEASE);   /* or it gave up */
+    return NULL;
+}
+
+static void ov_free(void *ud, void *p, size_t size)
+{
+    overlap *v = ud;
+    if (v->armed == 1 && size > OVERLAP_LEN) {   /* the long atom's block */
+        v->armed = 2;
+        assert_int_equal(pthread_create(&v->other, NULL, ov_other, v), 0);
+        while (!__atomic_load_n(&v->settled, __ATOMIC_ACQUIRE))
+            sched_yield();
+    }
+    pthread_mutex_lock(&v->m);
+    v->out -= size;
+    pthread_mutex_unlock(&v->m);
+    free(p);
+}
+
+static void a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again(void **state)
+{
+    (void)state;
+    overlap v = {.m = PTHREAD_MUTEX_INITIALIZER};
+    atab_allocator al = {ov_alloc, ov_free, NULL, &v};
+    atab_options o = plain_options(&al, 0);
+    o.memory_limit = OVERLAP_LIMIT;
+    o.sweep_threshold = SIZE_MAX;   /* freed by atab_gc, on this thread */
+    assert_non_null(v.t = atab_table_new(&o));
+    static char key[OVERLAP_LEN];
+    memset(key, 'a', sizeof key);
+    const atab_atom *a = atab_intern(v.t, key, sizeof key);
+    assert_non_null(a);
+    assert_int_equal(atab_release(v.t, a), ATAB_OK);
+    v.armed = 1;
+    assert_int_equal(atab_gc(v.t), 1);
+    assert_int_equal(v.armed, 2);
+    assert_int_equal(pthread_join(v.other, NULL), 0);
+    if (v.got)
+        assert_int_equal(atab_release(v.t, v.got), ATAB_OK);
+    assert_true(v.peak <= OVERLAP_LIMIT);
+    atab_table_free(v.t);
+    assert_int_equal(v.out, 0);
+}
+
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
 ** and a saturated atom is never freed. */
 static void reference_counts_saturate_and_never_wrap(void **state)
@@ -714,6 +801,7 @@ int main(void)
         cmocka_unit_test(kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_long_atom),
         cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
+        cmocka_unit_test(a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
