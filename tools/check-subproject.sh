@@ -18,8 +18,8 @@ git ls-files -z -co --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$
 cp tools/atomtab.wrap "$work/subprojects/"
 cat > "$work/meson.build" <<'EOF_M'
 project('consumer', 'c', default_options: ['c_std=c11', 'warning_level=3', 'werror=true'])
+genstatic = find_program('atomtab-genstatic')   # first (docs/usage.md)
 atomtab = dependency('atomtab')
-genstatic = find_program('atomtab-genstatic')
 myset = custom_target('myset', input: 'my.atoms', output: ['myset.c', 'myset.h'],
   command: [genstatic, '--name', 'myset', '@INPUT@', '@OUTPUT0@', '@OUTPUT1@'])
 test('app', executable('app', ['app.c', myset], dependencies: atomtab))
