@@ -425,7 +425,7 @@ fuzz: fuzz-bin
 	cd $(O)/fuzz && ./fuzz_table -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
 	    -timeout=$(FUZZ_TIMEOUT) \
 	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
-	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus
+	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus "$(CURDIR)/test/fuzz/corpus"
 
 $(REPLAY_BIN): test/fuzz/fuzz_table.c test/fuzz/replay.h $(STATIC)
 	@mkdir -p $(dir $@)
@@ -463,7 +463,7 @@ fuzz-tools: fuzz-tools-bin
 	@mkdir -p $(O)/fuzz-tools/corpus
 	cd $(O)/fuzz-tools && ./fuzz_tools -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
 	    -timeout=$(FUZZ_TIMEOUT) \
-	    -max_len=$(FUZZ_TOOLS_MAXLEN) $(FUZZ_ARGS) corpus $(CURDIR)/test/fuzz/corpus-tools
+	    -max_len=$(FUZZ_TOOLS_MAXLEN) $(FUZZ_ARGS) corpus "$(CURDIR)/test/fuzz/corpus-tools"
 
 $(TOOLS_REPLAY_BIN): $(FUZZ_TOOLS_DEPS) $(STATIC)
 	@mkdir -p $(dir $@)
@@ -713,7 +713,7 @@ node-addon: lib   # lib generates atomtab_atoms.c/.h first: no second generator 
 test: test-node
 test-node: node-addon
 	@if $(HAVE_NODE); then echo "== bindings/node (node --test)"; \
-	  ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) --expose-gc --test bindings/node/test/; \
+	  ATOMTAB_NODE="$(abspath $(ADDON))" $(NODE) --expose-gc --test bindings/node/test/; \
 	else echo "test-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 # The npm package as a user installs it (tools/check-npm.sh): packed, then
 # installed offline from the tarball into a scratch project, where node-gyp
@@ -728,7 +728,7 @@ test-node-pack: deps-test
 	sh tools/check-npm.sh $(O)/npm-check
 bench: bench-node
 bench-node: node-addon
-	@if $(HAVE_NODE); then ATOMTAB_NODE=$(abspath $(ADDON)) $(NODE) bench/node-idread.js; \
+	@if $(HAVE_NODE); then ATOMTAB_NODE="$(abspath $(ADDON))" $(NODE) bench/node-idread.js; \
 	else echo "bench-node: skipped (no $(NODE) or no $(NODE_INC)/node_api.h)"; fi
 
 # ---- lifecycle benches: string_cache, reader latency, probe tails ----
@@ -772,7 +772,7 @@ sc-bench:
 	@if ! [ -x "$(CARGO)" ]; then rm -f $(SC_BENCH); \
 	    echo "bench/sc: no rustup cargo at $(CARGO) (rustup.rs; CARGO=path to choose one):" \
 	        "string_cache, ustr and lasso SKIPPED"; \
-	elif ! CARGO_TARGET_DIR=$(abspath $(SC_TARGET)) $(CARGO) build --release --locked -q \
+	elif ! CARGO_TARGET_DIR="$(abspath $(SC_TARGET))" $(CARGO) build --release --locked -q \
 	    --manifest-path bench/sc/Cargo.toml; then rm -f $(SC_BENCH); \
 	    echo "bench/sc: $(CARGO) could not build it: string_cache, ustr and lasso SKIPPED"; fi
 
@@ -858,7 +858,7 @@ device-sc:
 	@[ -x "$(CARGO)" ] || { echo "device-bundle: no rustup cargo at $(CARGO) (CARGO=path)"; exit 1; }
 	@mkdir -p $(DEVICE_DIR)
 	RUSTFLAGS="-C target-feature=+crt-static" CARGO_PROFILE_RELEASE_DEBUG=0 \
-	    CARGO_TARGET_DIR=$(abspath $(O)/device-sc) $(CARGO) build --release --locked -q \
+	    CARGO_TARGET_DIR="$(abspath $(O)/device-sc)" $(CARGO) build --release --locked -q \
 	    --target $(DEVICE_RUST_TARGET) --manifest-path bench/sc/Cargo.toml
 	cp $(O)/device-sc/$(DEVICE_RUST_TARGET)/release/atomtab-sc-bench $(DEVICE_SC)
 	strip $(DEVICE_SC)
