@@ -19,6 +19,8 @@ set -e
 a=$1 b=$2 file=$3 rounds=${4:-10} only=${5:-stream,hit,hitrel,mix,mix2}
 [ -n "$a" ] && [ -n "$b" ] && [ -n "$file" ] || {
     echo "usage: $0 REV_A REV_B FILE [ROUNDS] [WORKLOADS]" >&2; exit 2; }
+# (FILE is read after both builds, and tee would hide the binaries' failure)
+[ -n "${AB_STATIC:-}" ] || [ -r "$file" ] || { echo "ab.sh: cannot read $file" >&2; exit 2; }
 CC=${CC:-cc}
 root=$(git rev-parse --show-toplevel)
 tmp=$(mktemp -d)

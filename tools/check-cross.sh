@@ -30,6 +30,7 @@ fi
 bins=$(sed "s|^|$o/test/|" test/tests.txt test/hook_tests.txt | tr '\n' ' ')
 bins="$bins $o/test/readme_example $o/test/fuzz_replay"
 jobs=$(nproc 2>/dev/null || echo 2)
+mkdir -p "$o"   # its log, $o.log, is written before make makes the directory
 # shellcheck disable=SC2086
 make -j"$jobs" --no-print-directory O="$o" CC="$cc" BUILD_CC=cc CFLAGS="$cflags" \
     $bins >"$o.log" 2>&1 || { tail -40 "$o.log"; fail "$arch: the build failed"; }

@@ -24,7 +24,8 @@ pkgs_for() {
 
 missing=""
 for group in "$@"; do
-    for p in $(pkgs_for "$group"); do
+    list=$(pkgs_for "$group") || exit 2   # an unknown group: its exit, not the loop's
+    for p in $list; do
         case " $missing " in *" $p "*) continue ;; esac
         if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
             missing="$missing $p"
