@@ -23,27 +23,33 @@ valgrind --tool=callgrind --fair-sched=yes --dump-instr=yes --callgrind-out-file
     "$bin" --threads "$threads" --atoms "$atoms" >/dev/null 2>"$out/vg.log" ||
     { cat "$out/vg.log" >&2; exit 1; }
 objdump -d -l --no-show-raw-insn "$bin" > "$out/dis"
-python3 - "$out/cg" "$out/dis" "$atoms" "$threads" <<'PY'
+top=$(cd "$(dirname "$0")/.." && pwd)   # the checkout: its src/ is the library's
+python3 - "$out/cg" "$out/dis" "$atoms" "$threads" "$top" <<'PY'
 import re, sys
 cg, dis, atoms, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+top = sys.argv[5] + "/"
+def lib_src(path):   # src/FILE for the library's own sources, else None
+    path = path[len(top):] if path.startswith(top) else path
+    path = path[2:] if path.startswith("./") else path
+    return path if path.startswith("src/") else None
 # the library's atomic sites: lock-prefixed instructions, and xchg with a
 # memory operand (locked without the prefix), from src/
-sites, fn, src = {}, "?", "?"
+sites, fn, src = {}, "?", None
 for line in open(dis):
     m = re.match(r"^([0-9a-f]+) <(.*)>:$", line)
     if m:
         fn = m.group(2)
         continue
-    m = re.match(r"^(\S+\.[ch]):(\d+)", line)
+    m = re.match(r"^(\S.*\.[ch]):(\d+)", line)   # the path may hold spaces
     if m:
-        src = m.group(1) + ":" + m.group(2)
+        src = lib_src(m.group(1))
+        src = src and src + ":" + m.group(2)
         continue
     m = re.match(r"^\s*([0-9a-f]+):\t(.*)$", line)
     if m:
         ins = m.group(2).strip()
-        if (ins.startswith("lock ") or (ins.startswith("xchg") and "(" in ins)) \
-                and re.search(r"(^|/)src/", src):
-            sites[int(m.group(1), 16)] = (ins, fn, re.sub(r".*/src/", "src/", src))
+        if (ins.startswith("lock ") or (ins.startswith("xchg") and "(" in ins)) and src:
+            sites[int(m.group(1), 16)] = (ins, fn, src)
 # executions per instruction: callgrind's cost lines (positions "instr
 # line", compressed: 0x.. absolute, +n/-n relative, * the same); the line
 # after calls= is a call's inclusive cost, not an execution
@@ -70,6 +76,8 @@ for line in open(cg):
         continue
     if len(t) > 2:
         ir[addr] = ir.get(addr, 0) + int(t[2])
+if not sites:
+    sys.exit("atomics-callgrind: objdump -l names no atomic site in " + top + "src/")
 total, rows = 0.0, []
 for a, (ins, f, s) in sites.items():
     if ir.get(a):

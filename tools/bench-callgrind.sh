@@ -12,6 +12,8 @@ bench=$1 file=$2
 backends=${3:-"atomtab glib libxml2 naive"}
 out=${4:-}
 [ -n "$bench" ] && [ -n "$file" ] || { echo "usage: $0 ATOMBENCH FILE [BACKENDS] [OUTDIR]" >&2; exit 2; }
+[ -x "$bench" ] || { echo "bench-callgrind: $bench: not an executable" >&2; exit 2; }
+[ -r "$file" ] || { echo "bench-callgrind: cannot read $file" >&2; exit 2; }
 if [ -z "$out" ]; then
     out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 fi
@@ -28,8 +30,12 @@ measure() {
         --toggle-collect="$3" "$bench" --child "$1" "$file" --only "$2" $extra \
         --rep-ops "$REP_OPS" --seed "$SEED" 2>/dev/null | sed -n 's/.* ops=\([0-9]*\).*/\1/p')
     [ "$2" = repeat ] && ops=$REP_OPS
-    ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f")
-    [ -n "$ir" ] || ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f")
+    ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f" 2>/dev/null)
+    [ -n "$ir" ] || ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f" 2>/dev/null)
+    if [ -z "$ir" ] || [ "$ir" = 0 ] || [ -z "$ops" ] || [ "$ops" = 0 ]; then
+        echo "bench-callgrind: $1 $2: no count (ops '$ops', Ir '$ir')" >&2
+        : > "$out/failed"; printf 'n/a'; return
+    fi
     awk -v ir="$ir" -v ops="$ops" 'BEGIN { printf "%.1f", ir / ops }'
 }
 
@@ -41,3 +47,4 @@ for b in $backends; do
         "$(measure "$b" repeat wl_repeat 101)"
 done
 echo "(Ir per op, callgrind; $file; repeat: $REP_OPS ops; atomtab seed $SEED)"
+[ ! -e "$out/failed" ] || { echo "bench-callgrind: some counts failed (n/a above)" >&2; exit 1; }

@@ -11,7 +11,8 @@ trap 'rm -rf "$out"' EXIT
 printf '%6s %15s %15s %15s %15s\n' length copy external external+cache handle-alloc
 for len in 3 14 15 16 63 64 100 101; do
     valgrind --tool=callgrind --callgrind-out-file="$out/cg" "$bin" --iters $iters \
-        --repeats 1 --length $len >/dev/null 2>&1
+        --repeats 1 --length $len >/dev/null 2>"$out/vg.log" ||
+        { echo "idread-callgrind: $bin failed under valgrind:" >&2; cat "$out/vg.log" >&2; exit 1; }
     # reads per loop: iters timed + iters/10+1 warm-up
     callgrind_annotate --inclusive=yes "$out/cg" 2>/dev/null | awk -v len=$len \
         -v reads=$((iters + iters / 10 + 1)) '

@@ -21,14 +21,16 @@ for seed in $seeds; do
     valgrind --tool=callgrind --callgrind-out-file="$out/cg" --collect-atstart=no \
         --toggle-collect=run_hit --toggle-collect=run_mix --toggle-collect=run_fmt \
         --toggle-collect=run_alone \
-        "$bin" --ops "$ops" --reps 1 --seed "$seed" "$file" >/dev/null 2>&1
+        "$bin" --ops "$ops" --reps 1 --seed "$seed" "$file" >/dev/null 2>"$out/vg.log" ||
+        { echo "transient-callgrind: $bin failed under valgrind (seed $seed):" >&2
+          cat "$out/vg.log" >&2; exit 1; }
     callgrind_annotate --inclusive=yes "$out/cg" 2>/dev/null | awk -v ops="$ops" -v seed="$seed" '
         /:run_hit / { gsub(",", "", $1); hit = $1 }
         /:run_mix / { gsub(",", "", $1); mix = $1 }
         /:run_fmt / { gsub(",", "", $1); fmt = $1 }
         /:run_alone / { gsub(",", "", $1); alone = $1 }
         END {
-            if (!hit || !mix || !fmt || !alone) { print "transient-callgrind: no counts"; exit 1 }
+            if (!hit || !mix || !fmt || !alone) { print "transient-callgrind: no counts" > "/dev/stderr"; exit 1 }
             printf "seed %s: Ir per op: hit + release %.1f, mix %.1f, snprintf %.1f; transient atom %.1f, alone %.1f\n",
                 seed, hit / ops, mix / ops, fmt / (ops / 8),
                 (8 * mix / ops) - (7 * hit / ops) - fmt / (ops / 8), alone / int(ops / 8)
@@ -43,6 +45,7 @@ awk 'BEGIN { n = 0 } { for (i = 1; i <= NF; i++) { if ($i == "atom") t[n] = $(i 
         return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
     }
     END {
+        if (n == 0) { print "transient-callgrind: no seed gave counts" > "/dev/stderr"; exit 1 }
         mt = med(t, n); lo = t[0]; hi = t[n - 1]; ma = med(a, n)
         printf "transient atom %.1f Ir (median of %d seeds; %.1f-%.1f), alone %.1f\n",
             mt, n, lo, hi, ma
