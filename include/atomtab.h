@@ -202,7 +202,11 @@ typedef struct atab_options {
                                   (the table, its arrays and caches, the
                                   chunks small atoms are carved from, 1 KB
                                   to 8 KB each, and larger atoms); 0: no
-                                  limit */
+                                  limit. Each thread that has used the
+                                  table keeps its record (its cache) and
+                                  its current chunk until it exits or the
+                                  table is freed: atab_gc does not take
+                                  them back */
     uint64_t seed;           /**< hash seed, with ATAB_FIXED_SEED only;
                                   else random per table (getrandom) */
     unsigned flags;          /**< ATAB_FIXED_SEED, ATAB_NO_DEFAULT_STATICS,

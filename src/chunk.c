@@ -147,6 +147,14 @@ static void *carve_new(atab_table *t, atab__bump *b, size_t bytes)
         purge(t);
         atab__set_error((c = chunk_new(t, size)) == NULL ? err : before);   /* had: no error */
     }
+    /* the memory limit refuses it: a smaller chunk that holds the block
+    ** (down to the first size), so the limit's last room is carved too */
+    while (!c && atab_last_error() == ATAB_ELIMIT && size > ATAB__CHUNK_FIRST &&
+           ATAB__CHUNK_HEADER + bytes <= size / 2) {
+        size /= 2;
+        if ((c = chunk_new(t, size)) != NULL)
+            atab__set_error(before);
+    }
     if (!c)
         return NULL;
     retire_locked(t, b);   /* its tail, under ATAB__CHUNK_MAX_BLOCK bytes, stays unused */

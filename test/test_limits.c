@@ -640,6 +640,69 @@ static void a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charge
     assert_int_equal(v.out, 0);
 }
 
+/* A thread's chunks grow to ATAB__CHUNK_BYTES (8 KB); where the memory
+** limit refuses one that large, a smaller one is carved (down to 1 KB), so
+** the limit's last kilobytes still take small atoms. A table with no limit
+** shows where the thread takes an 8 KB chunk (its bytes grow by that much
+** at one intern of a 200-byte atom, a block from a chunk); a table with
+** the same seed and keys is limited to 4 KB more than it had just before
+** that intern. Its interns go on past that point, until 300 in a row are
+** refused: each key's shard then has free slots (each holds a few keys),
+** so a refusal is the chunk's, and less room is left than 1 KB. */
+enum { CARVE_KEY = 200, CARVE_MAX = 2000 };
+
+static const atab_atom *carve_key(atab_table *t, int i)
+{
+    char buf[CARVE_KEY + 1];
+    memset(buf, 'k', CARVE_KEY);
+    int len = snprintf(buf, sizeof buf, "carved-%d-", i);
+    buf[len] = 'k';   /* the key stays CARVE_KEY bytes long */
+    return atab_intern(t, buf, CARVE_KEY);
+}
+
+static void the_last_room_under_a_memory_limit_is_carved_in_smaller_chunks(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 7);
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    size_t before = 0, limit = 0;
+    int at = -1;
+    for (int i = 0; i < CARVE_MAX && at < 0; i++) {
+        assert_non_null(carve_key(t, i));
+        if (c.bytes - before >= 8192 && c.bytes - before < 8192 + 512 && before > 32768)
+            at = i, limit = before + 4096;
+        before = c.bytes;
+    }
+    assert_true(at > 0);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+
+    o.memory_limit = limit;
+    assert_non_null(t = atab_table_new(&o));
+    static const atab_atom *kept[CARVE_MAX];
+    int n = 0, refused = 0;
+    for (int i = 0; refused < 300 && i < CARVE_MAX; i++) {
+        if ((kept[n] = carve_key(t, i)) != NULL)
+            n++, refused = 0;
+        else
+            assert_int_equal(atab_last_error(), ATAB_ELIMIT), refused++;
+    }
+    assert_int_equal(refused, 300);
+    assert_true(n > at);   /* past the 8 KB chunk the limit refused */
+    atab_stats st;
+    assert_int_equal(atab_get_stats(t, &st), ATAB_OK);
+    assert_int_equal(st.bytes, c.bytes);
+    assert_true(st.bytes <= limit);
+    assert_true(limit - st.bytes < 1024);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(atab_release(t, kept[i]), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
 /* Counts saturate: neither atab_ref nor the thread caches' deltas wrap,
 ** and a saturated atom is never freed. */
 static void reference_counts_saturate_and_never_wrap(void **state)
@@ -802,6 +865,7 @@ int main(void)
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_long_atom),
         cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
         cmocka_unit_test(a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again),
+        cmocka_unit_test(the_last_room_under_a_memory_limit_is_carved_in_smaller_chunks),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
