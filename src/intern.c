@@ -549,8 +549,10 @@ ATAB__INLINE int key_word(const atab_table *t, const char *s, size_t len, uint64
 #else
     (void)t;
 #endif
-    if (ATAB__UNLIKELY(!s))
+    if (ATAB__UNLIKELY(!s)) {
+        *w = 0;   /* unread: GCC at -Og cannot see that (-Wmaybe-uninitialized) */
         return -1;
+    }
     *w = atab__word_safe(s, len);
     return 0;
 }
