@@ -321,6 +321,8 @@ static long parse_list(gs_list *l, FILE *in)
         line++;
         if (n && buf[n - 1] == '\n')
             buf[--n] = '\0';
+        if (line == 1 && n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+            memmove(buf, buf + 3, (n -= 3) + 1);   /* a UTF-8 byte-order mark: no part of a name */
         if (strlen(buf) != n)
             gs_error(l, line, "NUL byte in the line%s", "");
         else
@@ -625,7 +627,10 @@ static void write_c(FILE *f, const gs_opts *o, const gs_list *l, const gs_index 
     fprintf(f, "\n};\n\n");
     unsigned log2 = write_filter(f, o, l);
     fprintf(f, "const atab_static_set %s = {\n", o->name);
-    fprintf(f, "    ATAB_STATIC_ABI, %zu, %zu, %lu, %lu,\n", l->n, maxlen,
+    /* the ABI as a number, not the macro: compiled against another
+    ** version's header, the set still says which layout and hashes it was
+    ** generated for, so that version's tables refuse it (ATAB_EABI) */
+    fprintf(f, "    %uu, %zu, %zu, %lu, %lu,\n", (unsigned)ATAB_STATIC_ABI, l->n, maxlen,
             (unsigned long)ix->n_buckets, (unsigned long)ix->n_slots);
     fprintf(f, "    (uint32_t)(sizeof %s_atoms + sizeof %s_index_disp + sizeof %s_index_slots + "
             "sizeof %s_index_filter),\n", o->name, o->name, o->name, o->name);
