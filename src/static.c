@@ -35,12 +35,18 @@ _Static_assert(ATAB_STATIC_MAXLEN <= ATAB__U16_STACK, "static atoms too long for
 /* The sets of a table with the default set only: shared, not allocated. */
 static const atab_static_set *const default_only[1] = {&atab_static_default};
 
-/* Does s look like a set the generator wrote for this library? */
+/* Does s look like a set the generator wrote for this library? Its arrays
+** must fit the read-only bytes it declares (each atom at least a header
+** and a NUL padded to 4; disp, slots and the filter as sized), so a count
+** that says more than the arrays hold is refused, not read past. */
 static int set_ok(const atab_static_set *s)
 {
-    return s && s->abi == ATAB_STATIC_ABI && s->n && s->n_buckets && s->n_slots &&
+    return s && s->abi == ATAB_STATIC_ABI && s->n && s->n_buckets && s->n_slots >= s->n &&
            s->maxlen <= ATAB_STATIC_MAXLEN && s->atoms && s->disp && s->slots &&
-           s->filter && s->filter_log2 >= 6 && s->filter_log2 <= 31;
+           s->filter && s->filter_log2 >= 6 && s->filter_log2 <= 31 &&
+           (uint64_t)s->n * (sizeof(atab_atom) + 4) + (uint64_t)s->n_buckets * 4 +
+                   (uint64_t)s->n_slots * 4 + ((uint64_t)1 << s->filter_log2) / 8 <=
+               s->bytes;
 }
 
 /* Is the options' i-th set registered already, earlier in the order (the

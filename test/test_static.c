@@ -276,6 +276,23 @@ static void bad_sets_are_refused(void **state)
     wrong.maxlen = ATAB_STATIC_MAXLEN + 1;
     assert_null(table_with(bad, 2, 0, NULL));
     assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    /* counts past the arrays the set's bytes hold: refused, never read */
+    wrong = test_host_set;
+    wrong.n_slots = test_host_set.n_slots + test_host_set.bytes / 4;
+    assert_null(table_with(bad, 2, 0, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    wrong = test_host_set;
+    wrong.n_buckets = test_host_set.n_buckets + test_host_set.bytes / 4;
+    assert_null(table_with(bad, 2, 0, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    wrong = test_host_set;
+    wrong.filter_log2 = 31;
+    assert_null(table_with(bad, 2, 0, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    wrong = test_host_set;
+    wrong.n_slots = test_host_set.n - 1;   /* fewer slots than atoms */
+    assert_null(table_with(bad, 2, 0, NULL));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
     assert_null(table_with(NULL, 1, 0, NULL));   /* n without the array */
     assert_int_equal(atab_last_error(), ATAB_EINVAL);
     atab_table *t = table_with(NULL, 0, 0, NULL);   /* none: fine */
