@@ -93,7 +93,8 @@ const atab_allocator *atab_default_allocator(void)
 ** a refused request's bytes (a CAS loop: the compare and the add are one
 ** step; a release, d past SIZE_MAX / 2, is never refused); without one,
 ** `acct` when given, the creating or freeing thread's record, which only
-** that thread writes (plain stores: threads churning atoms share no
+** that thread writes (relaxed atomic stores, no read-modify-write, as
+** thread.h says of atab__rec.bytes: threads churning atoms share no
 ** written line; thread.c folds a record's count into the table's when the
 ** record goes, and sums them for a report). */
 static int charge(atab_table *t, size_t *acct, size_t d)

@@ -46,7 +46,8 @@
 ** shard's array grows through each of those sizes, and glibc's malloc
 ** keeps up to 7 freed blocks of each size up to 1,032 bytes in a
 ** per-thread cache, counted as in use: freed one by one, the 64 shards'
-** outgrown arrays would leave about 30 KB there. A pool is past that
+** outgrown arrays would leave about 36 KB there (the bundled corpus:
+** design.md, "Slot arrays"). A pool is past that
 ** cache's sizes. Its cost is the room its shards left while others of
 ** its arrays are still in use. A one-group array is not pooled: a pool of
 ** 7 would keep most of its room spare once the shards have moved on, for

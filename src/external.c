@@ -192,7 +192,8 @@ static size_t cap_for(size_t n)
 
 /* Room for one more entry at load <= 1/2 (live + deleted). A failed growth
 ** is benign while the array keeps an empty slot after the insert (probes
-** must end); else ATAB_ENOMEM with nothing changed. */
+** must end); else -1 with the allocation's error (ATAB_ENOMEM or
+** ATAB_ELIMIT), nothing changed. */
 static int reserve(atab_host_cache *c)
 {
     size_t full = c->n + c->tombs + 1;

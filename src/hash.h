@@ -184,8 +184,9 @@ ATAB__INLINE uint64_t atab__hash_short_keyed(const atab__hkeys *k, const char *s
     return atab__hash_len(k, atab__hash_pre(k, s, len), len);
 }
 
-/* atab__hash_pre of an atom's characters c[0..len), len 1..16: up to 8
-** bytes read in place (the header before c is the atom's). */
+/* atab__hash_pre of an atom's characters c[0..len), len 0..16 (0: an
+** empty dynamic atom, on a table without the default set): 1 to 8 bytes
+** read in place (the header before c is the atom's). */
 static inline uint64_t atab__hash_atom_pre(const atab__hkeys *k, const char *c, size_t len)
 {
     if (len - 1 < 8)

@@ -22,9 +22,20 @@
 **       saw its record's queue, before it takes the queue away to sweep
 **       it; "queue:made" (record), after the owner allocated a
 **       new queue's block, before the block is its record's
+**   queue push vs fork             "queue:slot" (atom), after an atom's
+**       slot in its thread's queue is written, before the queue's count
+**   queue sweep                    "queue:kill" (atom), under its shard's
+**       lock, before a queue sweep kills or takes off a queued atom;
+**       "queue:free" (t), after a queue sweep's unlinks, before it
+**       leaves them waiting or runs its grace period
+**   recycled blocks vs fork        "recycled:taken" (record), after a
+**       failed allocation took the blocks its record kept, before they go
+**       back to their chunks
 **   grow vs read                   "probe:array" (t), after a reader
-**       loaded a shard's array, before probing it; "grow:free" (t),
-**       before the grace period that precedes freeing a replaced array
+**       loaded a shard's array, before probing it; "grow:retire" (t),
+**       after a growth dropped its shard's lock, before it frees or
+**       retires the array it replaced; "grow:free" (t), before the grace
+**       period that precedes freeing a replaced array
 **   refused charge vs allocations  "charge:refused" (t), after a
 **       request was found to pass the memory limit, before the refusal
 **       returns
@@ -32,8 +43,9 @@
 **       key past the short-key path found its atom in this thread's
 **       cache, before it checks the count and takes a spare
 **   a carved block freed           "chunk:put" (the block), as it goes
-**       back to its chunk, chunk_lock held (the race tests count it as
-**       the block's free: test_hooks.h)
+**       back to its chunk, chunk_lock held, or as atab_table_free leaves
+**       it to its chunk's free (the race tests count it as the block's
+**       free: test_hooks.h)
 **   insert vs insert or grow       "insert:made" (t), after a short
 **       key's insert made its atom, before it takes the shard's lock
 **   solo insert vs a move or end   "insert:solo" (t), after the solo

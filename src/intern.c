@@ -149,8 +149,8 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
     return atab__insert_made_locked(r, sh, s, len, h, na);
 }
 
-/* insert_made's block when r's bump has no room: a new chunk's, else the
-** locked way. An intern that the locked way serves is a success: the
+/* insert_made's block when r's bump has no room: a block freed back to a
+** chunk, else a new chunk's (atab__chunk_carve_slow), else the locked way. An intern that the locked way serves is a success: the
 ** error the refused chunk set is taken back. */
 static __attribute__((noinline)) const atab_atom *
 insert_carve_slow(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t holds,

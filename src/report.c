@@ -22,7 +22,9 @@
 
 typedef struct census {
     const atab_table *t;
-    size_t table_req, table_use;   /* table object + slot arrays */
+    size_t table_req, table_use;   /* table object, slot arrays and pools, records,
+                                      queues, host caches, chunk directory,
+                                      list of static sets */
     size_t atom_req, atom_use;     /* dynamic atoms */
     size_t recycled;               /* dead atoms' carved blocks kept for new ones */
     size_t rounding;               /* carved atoms' blocks beyond their requests */
@@ -102,7 +104,8 @@ static void count_recycled(void *ud, const void *block, size_t bytes)
     c->carved += bytes;
 }
 
-/* A chunk, or the directory of chunks (counted with the table). */
+/* A chunk, or the directory of chunks or a pool of slot arrays (both
+** counted with the table). */
 static void count_chunk(void *ud, const void *block, size_t bytes, int is_chunk)
 {
     census *c = ud;

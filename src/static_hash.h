@@ -10,8 +10,10 @@
 ** the generator chose (atab_static_set.seed), and it runs only for keys
 ** that missed the table and passed the set's miss filter: the atom found
 ** is then cached in the table's own seeded slots, so every later lookup of
-** it is the ordinary lock-free hit and never hashes twice. Reads are byte by byte into little-endian words,
-** so a generator run on any host makes an index valid on every target.
+** it is the ordinary lock-free hit and never hashes twice. Bytes are read
+** into little-endian words (by loads on a little-endian host, byte by
+** byte elsewhere: atab__sh_word), so a generator run on any host makes an
+** index valid on every target.
 */
 #ifndef ATAB_STATIC_HASH_H
 #define ATAB_STATIC_HASH_H

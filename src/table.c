@@ -296,8 +296,9 @@ uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code)
 
 /* Makes room for one more full slot in a locked shard; *retired receives
 ** an old array to free after a grace period. A failed growth is benign
-** while a free slot would remain; then it is ATAB_ENOMEM. 0 when the
-** insert may go ahead. */
+** while a free slot would remain; else -1 with the growth's error
+** (ATAB_ENOMEM or ATAB_ELIMIT), as with 2^31 - 1 full slots (ATAB_ENOMEM).
+** 0 when the insert may go ahead. */
 static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
 {
     size_t cap = atab__shard_cap(sh), full = sh->used;   /* deleted slots are free */

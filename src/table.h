@@ -228,7 +228,7 @@ static inline int atab__slot_may_match(uint64_t s, uint64_t h)
 ** a block is always the smallest class with its count of groups. A shard
 ** with no array points at atab__no_slots, one group of empty control bytes,
 ** so a probe needs no test for it. */
-#define ATAB__MAX_CODE ((23 << 2) | 3)   /* 7 << 23 bytes: 407,723 groups */
+#define ATAB__MAX_CODE ((23 << 2) | 3)   /* 7 << 23 bytes: 407,779 groups */
 #define ATAB__ARR_OVERFLOW UINT64_C(8)
 #define ATAB__ARR_ADDR UINT64_C(0x0000fffffffffff0)
 
@@ -303,8 +303,9 @@ typedef struct atab__shard {
 
 struct atab_table {
     /* What every hit reads, on lines only rebuilds write. */
-    uint64_t arrs[ATAB__SHARDS];   /* each shard's array: flag, code and block
-                                      address, or atab__no_arr() (atomic) */
+    uint64_t arrs[ATAB__SHARDS];   /* each shard's array: block address, group
+                                      count and overflow flag (atab__arr_word),
+                                      or atab__no_arr() (atomic) */
     atab__hkeys hkeys;          /* the seed's keys for short keys' hash */
     uint64_t fast_id;           /* id while readers need no fence of their own
                                    (membarrier), else ATAB__FENCED, which no
@@ -329,7 +330,7 @@ struct atab_table {
     uint32_t filter0_shift;     /* 32 less its log2 (31 for the word of 0) */
     const atab_static_set **sets;
     size_t n_sets;
-    void *host_cache;           /* external.c's cache, or NULL */
+    void *host_cache;           /* external.c's list of host caches, or NULL */
     void *raw;                  /* the allocation holding this (aligned) table */
     /* The solo thread (below, "the solo thread"): the address of its
     ** atab__tls_last (ATAB__SOLO_UNCLAIMED or ATAB__SOLO_REOPENED while
@@ -701,7 +702,8 @@ ATAB__HIDDEN const atab_atom *atab__insert_made_locked(atab__rec *r, atab__shard
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
 ** that shard's lock (so an atom seen is not freed during the call), then
-** array_fn for each retired array. */
+** array_fn for each retired array; an array of a pool is left to
+** atab__chunks_visit, which visits the pool whole. */
 typedef void (*atab__array_fn)(void *ud, const void *block, size_t bytes);
 typedef void (*atab__visit_fn)(void *ud, const atab_atom *a);
 ATAB__HIDDEN void atab__table_visit_shards(atab_table *t, atab__array_fn array_fn,

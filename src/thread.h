@@ -429,8 +429,9 @@ static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uin
 /* Drops one reference on dynamic atom a of hash h, inside a section: kept
 ** as a spare in the cache while others hold the atom too, else dropped
 ** from the count (with this thread's spares, when it was the last holder
-** it can see). ATAB_OK, or ATAB_EREFS for a release of a reference nobody
-** holds (nothing changes). */
+** it can see). ATAB_OK; ATAB_EREFS for a release of a reference nobody
+** holds; ATAB_EINVAL for another table's atom that would become a spare
+** here (found in no slot of t); nothing changes on either error. */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
 
 /* May a release keep its reference on a as a spare in a's entry, value x?
@@ -647,7 +648,7 @@ ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *c
 ATAB__HIDDEN int atab__recycled_free(atab_table *t, atab__rec *r);
 
 /* Drops one reference on the count, for a thread outside any section.
-** Same returns as atab__unref. */
+** ATAB_OK, or ATAB_EREFS for a release of a reference nobody holds. */
 ATAB__HIDDEN int atab__unref_direct(atab_table *t, const atab_atom *a);
 /* As atab__unref_direct, in this thread's open section on r: an atom
 ** brought to 0 goes on r's queue (its hash made then, and only then), else
