@@ -224,8 +224,8 @@ typedef struct backend {
 
 static const backend backends[] = {
     {"atomtab", at_measure, 1},  {"string_cache", NULL, 1}, {"ustr", NULL, 0},
-    {"lasso", NULL, 0},          {"glib", gl_measure, 0},   {"libxml2", xd_measure, 0},
-    {"naive", nv_measure, 0},
+    {"lasso", NULL, 0},          {"lasso-ahash", NULL, 0},  {"glib", gl_measure, 0},
+    {"libxml2", xd_measure, 0},  {"naive", nv_measure, 0},
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 enum { AT = 0, SC = 1 };
@@ -256,6 +256,20 @@ static int child(const char *bname, const char *path, size_t limit)
     tokens_load(path, &k, "atompeers");
     if (k.n > limit)
         k.n = limit;
+    /* bytes is glibc's count: refuse a process whose malloc, or whose
+    ** atomtab, allocates where mallinfo2 does not see (ALLOCATOR=jemalloc,
+    ** a preloaded malloc) */
+    size_t h0 = heap_bytes();
+    void *probe = malloc(4096);
+    atab_table *pt = atab_table_new(NULL);
+    size_t h1 = heap_bytes();
+    atab_table_free(pt);
+    free(probe);
+    if (h1 - h0 < 4096 + sizeof(void *) || !pt) {
+        fprintf(stderr, "atompeers: the heap is not glibc malloc's as mallinfo2 counts it "
+                        "(ALLOCATOR=jemalloc or a preloaded malloc?): B/atom would be wrong\n");
+        return 1;
+    }
     b->measure(&k, &f);
     printf("stream=%.3f bytes=%zu hit=%.3f hitrel=%.3f mix=%.3f mixpre=%.3f ops=%zu\n",
            f.stream, f.bytes, f.hit, f.hitrel, f.mix, f.mixpre, k.n);
@@ -578,10 +592,11 @@ int main(int argc, char **argv)
     if (i >= argc || reps < 1 || reps > 99 || limit < 1)
         usage();
     for (size_t b = 0; b < NBACKENDS; b++) {
-        const char *p = list ? strstr(list, backends[b].name) : NULL;
         size_t l = strlen(backends[b].name);
-        use[b] = (!list || (p && (p == list || p[-1] == ',') && (p[l] == '\0' || p[l] == ',')))
-                 && (backends[b].measure || sc);
+        int named = !list;
+        for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',')
+            named |= strcspn(p, ",") == l && strncmp(p, backends[b].name, l) == 0;
+        use[b] = named && (backends[b].measure || sc);
     }
     env e;
     get_env(&e, sc);

@@ -93,8 +93,8 @@ impl Peer for UstrPeer {
     }
 }
 
-struct Lasso(Rodeo);
-impl Peer for Lasso {
+struct Lasso<S: std::hash::BuildHasher + Clone>(Rodeo<lasso::Spur, S>);
+impl<S: std::hash::BuildHasher + Clone> Peer for Lasso<S> {
     #[inline(always)]
     fn intern_keep(&mut self, s: &str) {
         black_box(self.0.get_or_intern(s));
@@ -227,8 +227,10 @@ pub fn child(name: &str, k: &[&'static str], limit: usize) {
             k,
         ),
         "lasso" => measure(|| Lasso(Rodeo::default()), k),
+        // lasso's `ahasher` feature, as a per-Rodeo choice
+        "lasso-ahash" => measure(|| Lasso(Rodeo::with_hasher(ahash::RandomState::new())), k),
         _ => {
-            eprintln!("atomtab-sc-bench: no peer '{name}' (string_cache, ustr, lasso)");
+            eprintln!("atomtab-sc-bench: no peer '{name}' (string_cache, ustr, lasso, lasso-ahash)");
             std::process::exit(2)
         }
     }
