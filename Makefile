@@ -776,10 +776,17 @@ sc-bench:
 	    --manifest-path bench/sc/Cargo.toml; then rm -f $(SC_BENCH); \
 	    echo "bench/sc: $(CARGO) could not build it: string_cache, ustr and lasso SKIPPED"; fi
 
+# atomthreads on the C library's malloc, as bench/sc (Rust's System
+# allocator) and atomlatency run: the ratios against string_cache compare
+# the tables, not jemalloc with glibc's malloc
+ATOMTHREADS_LIBC := $(BENCH_DIR)/atomthreads-libc
+$(ATOMTHREADS_LIBC): bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 bench: bench-lifecycle
 bench-lifecycle: report-tool sc-bench
-	@$(MAKE) --no-print-directory $(ATOMTHREADS) $(ATOMLATENCY)
-	sh tools/bench-lifecycle.sh $(ATOMTHREADS) $(ATOMLATENCY) \
+	@$(MAKE) --no-print-directory $(ATOMTHREADS_LIBC) $(ATOMLATENCY)
+	sh tools/bench-lifecycle.sh $(ATOMTHREADS_LIBC) $(ATOMLATENCY) \
 	    "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" $(CORPUS) $(BENCH_DIR)/lifecycle
 
 # make bench-peers  bench/peers.c (atompeers): atomtab's default build beside
@@ -800,6 +807,7 @@ $(ATOMPEERS): bench/peers.c bench/naive.h bench/pmu.h bench/stats.h bench/tokens
 .PHONY: bench-peers
 bench: bench-peers
 bench-peers: bench-tools sc-bench
+	@[ "$(ALLOCATOR)" = system ] || { echo "bench-peers: ALLOCATOR=system only (B/atom is glibc's mallinfo2)"; exit 1; }
 	@$(MAKE) --no-print-directory $(ATOMPEERS)
 	$$(command -v taskset >/dev/null 2>&1 && [ "$$(nproc)" -gt 1 ] && echo taskset -c 1) \
 	    $(ATOMPEERS) $(PEERS_ARGS) --sc "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" \

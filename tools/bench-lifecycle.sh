@@ -104,19 +104,33 @@ echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc
 [ -z "$sc_bin" ] || echo "== peers: $("$sc_bin" --versions)"
 echo "== throughput: median of $ROUNDS rounds, each the median of $REPS x $MS ms, threads $THREADS, $file"
 modes=$(echo "$MODES" | tr ',' ' ')
+# run_at / run_sc R M: one round's atomtab and string_cache runs of mode M
+run_at() {
+    "$threads_bin" --json --threads "$THREADS" --modes "$2" --ms "$MS" --reps "$REPS" \
+        "$file" > "$out/threads.atomtab.$2.r$1.json"
+}
+run_sc() {
+    [ -z "$sc_bin" ] || "$sc_bin" --json --threads "$THREADS" --modes "$2" --ms "$MS" \
+        --reps "$REPS" "$file" > "$out/threads.string_cache.$2.r$1.json"
+}
 for r in $(seq "$ROUNDS"); do
     for m in $modes; do
-        "$threads_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" --reps "$REPS" \
-            "$file" > "$out/threads.atomtab.$m.r$r.json"
-        [ -z "$sc_bin" ] || "$sc_bin" --json --threads "$THREADS" --modes "$m" --ms "$MS" \
-            --reps "$REPS" "$file" > "$out/threads.string_cache.$m.r$r.json"
+        # the order alternates by round, so a drift within a round does not
+        # always fall on the same side of a ratio
+        if [ $((r % 2)) = 1 ]; then run_at "$r" "$m"; run_sc "$r" "$m"
+        else run_sc "$r" "$m"; run_at "$r" "$m"; fi
         [ "$m" != mix ] || "$threads_bin" --json --private --threads "$THREADS" --modes mix \
             --ms "$MS" --reps "$REPS" "$file" > "$out/threads.private.mix.r$r.json"
         case "$pin1,$m" in ,*) ;; *,hit|*,mix)
-            $pin1 "$threads_bin" --json --threads 1 --modes "$m" --ms "$MS" --reps "$REPS" \
-                "$file" > "$out/threads.atomtab_pin1.$m.r$r.json"
-            $pin1 "$sc_bin" --json --threads 1 --modes "$m" --ms "$MS" --reps "$REPS" \
-                "$file" > "$out/threads.string_cache_pin1.$m.r$r.json"
+            for who in $([ $((r % 2)) = 1 ] && echo "at sc" || echo "sc at"); do
+                if [ "$who" = at ]; then
+                    $pin1 "$threads_bin" --json --threads 1 --modes "$m" --ms "$MS" \
+                        --reps "$REPS" "$file" > "$out/threads.atomtab_pin1.$m.r$r.json"
+                else
+                    $pin1 "$sc_bin" --json --threads 1 --modes "$m" --ms "$MS" \
+                        --reps "$REPS" "$file" > "$out/threads.string_cache_pin1.$m.r$r.json"
+                fi
+            done
         esac
     done
 done
