@@ -408,10 +408,13 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -I$(O)/gen -Isrc -pthread
                -DATAB_VERSION_STRING='"$(VERSION)"' -fno-sanitize-recover=undefined \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-coverage=trace-cmp
 REPLAY_BIN  := $(O)/test/fuzz_replay
+# fuzz_table.c's own headers, and the host static sets it #includes
+FUZZ_DEPS   := test/fuzz/fuzz_report.h test/fuzz/fuzz_host.h \
+               $(O)/gen/test_host_atoms.c $(O)/gen/test_host2_atoms.c
 
 .PHONY: fuzz fuzz-bin fuzz-replay stress bench-flood check-valgrind
 
-$(FUZZ_BIN): $(FUZZ_SRCS) src/*.h include/atomtab.h
+$(FUZZ_BIN): $(FUZZ_SRCS) $(FUZZ_DEPS) src/*.h include/atomtab.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SRCS) -o $@ -lxxhash -pthread
 
@@ -427,7 +430,7 @@ fuzz: fuzz-bin
 	    $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
 	    -max_len=$(FUZZ_MAXLEN) $(FUZZ_ARGS) corpus "$(CURDIR)/test/fuzz/corpus"
 
-$(REPLAY_BIN): test/fuzz/fuzz_table.c test/fuzz/replay.h $(STATIC)
+$(REPLAY_BIN): test/fuzz/fuzz_table.c test/fuzz/replay.h $(FUZZ_DEPS) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -DFUZZ_STANDALONE $< -o $@ $(STATIC) $(LDLIBS)
 
