@@ -6,12 +6,40 @@ import os
 
 INTERN, INTERN_OLD, U16, U16_OLD, LOOKUP, LOOKUP_U16, REF, RELEASE, \
     RELEASE_ALL, GC, REPORT, BULK, EXTERNAL, STATIC, LOWER, LOWER_U16, \
-    RELEASE_LIST, FOREACH, HASH = range(19)
+    RELEASE_LIST, FOREACH, HASH, HOST_CACHE, REPORT_EX, HOST_STATIC, \
+    OVER_RELEASE = range(23)
 THRESHOLD, FAIL, FAIL_AFTER, LIMIT, INITCAP, STATICS, KEEP_HANDLES = 1, 2, 4, 8, 16, 32, 64
 # With THRESHOLD, bits 1-3 (FAIL, FAIL_AFTER, LIMIT) also set the sweep
 # threshold, 1 + (cfg >> 1) % 8: THRESHOLD alone sweeps at 1.
 ONE_SHARD = 128   # BULK: keys of shard 0 only
 WALK_ALL, WALK_STOP, WALK_REF, WALK_RELEASE = range(4)
+# Byte 0 with low bits 100 (EXT) takes two more bytes: ext(...) below.
+EXT = 4
+CHECKED = 1
+SETS_HOST, SETS_HOST_HOST2, SETS_HOST2_HOST = 1 << 1, 2 << 1, 3 << 1
+CAP_1, CAP_63, CAP_64, CAP_1000, CAP_5000, CAP_20000, CAP_HUGE = [i << 3 for i in range(1, 8)]
+USABLE_EXACT, USABLE_ROUND16, USABLE_NONE, USABLE_SHORT = [i << 6 for i in range(4)]
+LEAVE_CACHES = 8   # second byte: the caches are left to atab_table_free
+# HOST_CACHE sub-operations (cache << 3 | sub) and a new cache's options
+HC_NEW, HC_GET, HC_GET2, HC_TRIM, HC_CLEAR, HC_FREE, HC_COLLECT, HC_GET_ALL = range(8)
+HC_HOLD, HC_EXTERNAL, HC_FAILING, HC_COLLECT_NOW = 1, 2, 4, 8
+
+
+def ext(cfg, first, second=0):
+    """Byte 0 with the extended configuration: cfg's low 3 bits come from
+    second (sweeps, failures)."""
+    return bytes([(cfg & ~7) | EXT, first, second])
+
+
+def hc(sub, cache=0, *args):
+    return op(HOST_CACHE, cache << 3 | sub, *args)
+
+
+def report_ex(form, prefix, *extras, null_extra=False):
+    """form 0 atab_report_ex, 1 tree, 2 JSON; prefix and extras index the
+    fuzzer's lists (rx_prefix, rx_pool; an extra's bits 2-4 its amount)."""
+    n = len(extras) | (128 if null_extra else 0)
+    return op(REPORT_EX, prefix * 3 + form, n, *extras)
 
 
 def key(s):
@@ -124,6 +152,56 @@ SEEDS = {
     'hash': bytes([STATICS]) + key('div') + key('hashed') + key('a-longer-key-than-sixteen')
     + op(HASH, 0, 0) + op(HASH, 1, 1) + op(HASH, 2, 2) + op(HASH, 3, 7)
     + op(RELEASE_ALL, 1) + op(GC) + op(HASH, 1, 0x33),
+    'host-cache': ext(STATICS, SETS_HOST) + key('hc-a') + key('hc-b') + key('div')
+    + hc(HC_NEW, 0, HC_HOLD | HC_EXTERNAL) + hc(HC_NEW, 1, 0)
+    + hc(HC_GET, 0, 0) + hc(HC_GET, 0, 0) + hc(HC_GET, 0, 2) + hc(HC_GET, 1, 2)
+    + hc(HC_GET, 0, 1) + hc(HC_GET, 0, 1) + hc(HC_GET, 1, 3) + hc(HC_GET, 0, 5)
+    + op(RELEASE_ALL, 0) + op(RELEASE_ALL, 1) + hc(HC_TRIM, 0) + hc(HC_TRIM, 1)
+    + hc(HC_TRIM, 0) + hc(HC_COLLECT) + op(GC) + hc(HC_GET, 0, 4) + hc(HC_CLEAR, 0)
+    + hc(HC_COLLECT) + op(REPORT, 2) + hc(HC_FREE, 1) + op(GC),
+    'host-cache-sweep': ext(0, 0, THRESHOLD) + b''.join(key('hs%d' % i) for i in range(8))
+    + hc(HC_NEW, 0, HC_EXTERNAL | HC_FAILING | HC_COLLECT_NOW) + hc(HC_NEW, 1, HC_HOLD)
+    + hc(HC_GET_ALL, 0) + hc(HC_GET_ALL, 1) + hc(HC_GET_ALL, 0)
+    + b''.join(op(RELEASE, i) for i in range(8)) + hc(HC_TRIM, 1) + hc(HC_TRIM, 0)
+    + hc(HC_TRIM, 1) + op(OVER_RELEASE, 0) + hc(HC_FREE, 0) + hc(HC_COLLECT),
+    'host-cache-auto-trim': ext(0, 0) + op(BULK, 15) * 17 + op(BULK, 1) + hc(HC_NEW, 0, HC_HOLD)
+    + hc(HC_GET_ALL, 0) + foreach(WALK_RELEASE) + key('hc-new') + hc(HC_GET_ALL, 0)
+    + op(GC),
+    'host-cache-oom': ext(0, 0, FAIL | FAIL_AFTER) + bytes([40])
+    + b''.join(key('ho%d' % i) for i in range(12)) + hc(HC_NEW, 0, HC_EXTERNAL)
+    + hc(HC_GET_ALL, 0) + hc(HC_NEW, 1, 0) + hc(HC_GET_ALL, 1) + op(RELEASE_ALL, 0)
+    + hc(HC_TRIM, 0) + hc(HC_COLLECT) + op(GC),
+    'caches-left-to-free': ext(KEEP_HANDLES, SETS_HOST, LEAVE_CACHES) + key('lf-a')
+    + key('lf-b') + hc(HC_NEW, 0, HC_EXTERNAL) + hc(HC_NEW, 1, HC_EXTERNAL | HC_HOLD)
+    + hc(HC_GET, 0, 0) + hc(HC_GET, 1, 0) + hc(HC_GET, 1, 2) + hc(HC_GET, 0, 1)
+    + op(EXTERNAL, 2) + hc(HC_CLEAR, 1) + op(RELEASE_ALL, 0),
+    'report-ex': ext(0, USABLE_ROUND16) + key('rx') + op(BULK, 3)
+    + report_ex(0, 0) + report_ex(0, 2, 0, 4 | 2 << 2, 3) + report_ex(2, 4, 8, 0)
+    + report_ex(1, 3, 0, 2, 6) + report_ex(1, 14) + report_ex(0, 8, 9)
+    + report_ex(0, 2, 9) + report_ex(0, 0, 6, 7) + report_ex(2, 5, 12)
+    + report_ex(0, 1, 0, null_extra=True) + report_ex(2, 7, 16, 17, 5, 1)
+    + report_ex(0, 15, 0) + report_ex(1, 6, 0, 1, 2, 3, 4, 5, 6, 16, 17),
+    'report-ex-unusable': ext(STATICS, USABLE_NONE) + key('rx') + report_ex(0, 2, 3)
+    + report_ex(2, 0, 0) + report_ex(1, 2, 0),
+    'report-ex-short': ext(0, USABLE_SHORT) + key('rx') + report_ex(0, 11, 3)
+    + report_ex(2, 3, 1),
+    'checked-refs': ext(0, CHECKED | CAP_64) + key('cr-a') + key('cr-b') + op(REF, 0)
+    + op(RELEASE, 0) + op(INTERN_OLD, 0) + op(OVER_RELEASE, 0) + op(OVER_RELEASE, 1)
+    + key('cr-c') + op(OVER_RELEASE, 2) + op(RELEASE_ALL, 0) + op(OVER_RELEASE, 0)
+    + op(EXTERNAL, 0) + op(OVER_RELEASE, 1) + op(GC),
+    'checked-refs-sweep': ext(0, CHECKED | CAP_1000, THRESHOLD)
+    + b''.join(key('cs%d' % i) for i in range(6)) + b''.join(op(OVER_RELEASE, 2 * i)
+                                                           for i in range(6)),
+    'host-static': ext(0, SETS_HOST_HOST2 | CAP_1)
+    + b''.join(op(HOST_STATIC, b, how) for b in range(0, 40, 3) for how in (0, 2, 4, 59))
+    + op(HOST_STATIC, 1, 1) + op(HOST_STATIC, 1, 3) + op(GC),
+    'host-static-default': ext(STATICS, SETS_HOST2_HOST | CAP_20000)
+    + b''.join(op(HOST_STATIC, b, how) for b in range(0, 40, 2) for how in (1, 3, 4))
+    + key('div') + key('for') + op(INTERN, 0) + hc(HC_NEW, 0, HC_EXTERNAL)
+    + hc(HC_GET, 0, 1) + hc(HC_GET, 0, 3) + hc(HC_GET, 0, 1) + op(GC),
+    'initcap-huge': ext(0, CAP_HUGE | SETS_HOST | USABLE_NONE) + op(BULK, 20)
+    + report_ex(0, 0) + op(GC),
+    'initcap-oom': ext(0, CAP_5000 | SETS_HOST, FAIL) + bytes([0]) + key('a'),
 }
 
 os.makedirs('test/fuzz/corpus', exist_ok=True)
