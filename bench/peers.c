@@ -452,7 +452,8 @@ static void print_table(const env *e, const char *path, size_t ntok, size_t dist
            "(B/atom: heap growth less chars+NUL, per distinct token)\n",
            path, ntok, distinct, reps);
     printf("  atomtab's default static set serves %.1f%% of these ops from read-only data "
-           "(no peer has such a set; string_cache packs atoms of up to 7 bytes into the word)\n",
+           "(string_cache runs here with no static set of its own, which its codegen crate could make;\n"
+           "  it packs atoms of up to 7 bytes into the word)\n",
            ntok ? 100.0 * (double)statics / (double)ntok : 0.0);
     printf("  [%s, %ld CPUs, %s; atomtab %s, string_cache %s, ustr %s, lasso %s, GLib %s, "
            "libxml2 %s]\n", e->cpu, e->ncpu, e->kernel, atab_version(), e->sc_ver,

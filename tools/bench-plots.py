@@ -157,7 +157,7 @@ def chart_idread_node(jsondir, tmp, svgdir, meta):
 
 PEER_NAMES = {'atomtab': 'atomtab', 'glib': 'GLib quarks', 'libxml2': 'libxml2 dict',
               'naive': 'naive chained table', 'string_cache': 'string_cache', 'ustr': 'ustr',
-              'lasso': 'lasso'}
+              'lasso': 'lasso', 'lasso-ahash': 'lasso (ahash)'}
 WORKLOADS = [('stream', 'stream'), ('hit', 'hit'), ('miss', 'miss'), ('rep3', 'rep 3 B'),
              ('rep16', 'rep 16 B'), ('rep64', 'rep 64 B'), ('rep101', 'rep 101 B')]
 

@@ -29,4 +29,5 @@ set linetype 4 lc rgb "#CC79A7" lw 2 pt 13 ps 1.0
 set linetype 5 lc rgb "#56B4E9" lw 2 pt 11 ps 1.0
 set linetype 6 lc rgb "#D55E00" lw 2 pt 3 ps 0.9
 set linetype 7 lc rgb "#999999" lw 2 pt 1 ps 0.9
-set linetype cycle 7
+set linetype 8 lc rgb "#000000" lw 2 pt 2 ps 0.9
+set linetype cycle 8
