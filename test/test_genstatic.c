@@ -157,6 +157,10 @@ static void a_byte_order_mark_before_the_list_is_skipped(void **state)
     assert_null(strstr(c, "\\357"));
     free(h);
     free(c);
+    /* a mark alone (an editor's empty UTF-8 file) is an empty list */
+    assert_int_equal(run_gen("\xef\xbb\xbf", 3, &msgs, NULL), 1);
+    assert_non_null(strstr(msgs, "list: no atoms"));
+    free(msgs);
 }
 
 /* A set records the ABI of the generator that wrote it as a number, not as

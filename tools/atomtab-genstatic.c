@@ -321,8 +321,11 @@ static long parse_list(gs_list *l, FILE *in)
         line++;
         if (n && buf[n - 1] == '\n')
             buf[--n] = '\0';
-        if (line == 1 && n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        if (line == 1 && n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
             memmove(buf, buf + 3, (n -= 3) + 1);   /* a UTF-8 byte-order mark: no part of a name */
+            if (got == 3)   /* the mark alone, no newline: an empty file */
+                break;
+        }
         if (strlen(buf) != n)
             gs_error(l, line, "NUL byte in the line%s", "");
         else
