@@ -788,6 +788,7 @@ $(ATOMTHREADS_LIBC): bench/threads.c bench/tokens.h include/atomtab.h $(STATIC)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 bench: bench-lifecycle
 bench-lifecycle: report-tool sc-bench
+	@[ "$(ALLOCATOR)" = system ] || { echo "bench-lifecycle: ALLOCATOR=system only (string_cache runs on the C library's malloc)"; exit 1; }
 	@$(MAKE) --no-print-directory $(ATOMTHREADS_LIBC) $(ATOMLATENCY)
 	sh tools/bench-lifecycle.sh $(ATOMTHREADS_LIBC) $(ATOMLATENCY) \
 	    "$$(test -x $(SC_BENCH) && echo $(SC_BENCH))" $(CORPUS) $(BENCH_DIR)/lifecycle

@@ -260,12 +260,16 @@ static int child(const char *bname, const char *path, size_t limit)
     ** atomtab, allocates where mallinfo2 does not see (ALLOCATOR=jemalloc,
     ** a preloaded malloc) */
     size_t h0 = heap_bytes();
-    void *probe = malloc(4096);
-    atab_table *pt = atab_table_new(NULL);
+    void *volatile probe = malloc(4096);   /* volatile: GCC drops an unused malloc/free pair */
     size_t h1 = heap_bytes();
+    atab_table *pt = atab_table_new(NULL);
+    size_t h2 = heap_bytes();
+    atab_stats st = {0};
+    int seen = probe && pt && atab_get_stats(pt, &st) == ATAB_OK &&
+               h1 - h0 >= 4096 + sizeof(void *) && h2 - h1 >= st.bytes && st.bytes > 0;
     atab_table_free(pt);
     free(probe);
-    if (h1 - h0 < 4096 + sizeof(void *) || !pt) {
+    if (!seen) {
         fprintf(stderr, "atompeers: the heap is not glibc malloc's as mallinfo2 counts it "
                         "(ALLOCATOR=jemalloc or a preloaded malloc?): B/atom would be wrong\n");
         return 1;
