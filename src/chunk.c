@@ -196,6 +196,27 @@ void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes)
     return p;
 }
 
+void *atab__chunk_carve_many(atab_table *t, atab__bump *b, size_t bytes, atab_atom **extra,
+                             unsigned more)
+{
+    size_t k = atab__class_of_block(bytes);
+    atab_atom *list = NULL, *a;
+    void *p;
+    pthread_mutex_lock(&t->chunk_lock);
+    if ((p = free_take(t, k)) != NULL) {
+        ATAB__PAUSE("chunk:take", t);
+        while (more-- && (a = free_take(t, k)) != NULL) {
+            atab__block_link(a, list);
+            list = a;
+        }
+    } else {
+        p = carve_new(t, b, bytes);
+    }
+    pthread_mutex_unlock(&t->chunk_lock);
+    *extra = list;
+    return p;
+}
+
 /* Gives block p of class k back to its chunk, onto the free list of its
 ** class; chunk_lock is held. */
 static void put_locked(atab_table *t, atab_atom *p, size_t k)

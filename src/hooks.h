@@ -45,7 +45,9 @@
 **   a carved block freed           "chunk:put" (the block), as it goes
 **       back to its chunk, chunk_lock held, or as atab_table_free leaves
 **       it to its chunk's free (the race tests count it as the block's
-**       free: test_hooks.h)
+**       free: test_hooks.h); "chunk:take" (t), chunk_lock held, as a
+**       thread's insert takes blocks from the free lists (chunk.h:
+**       atab__chunk_carve_many)
 **   insert vs insert or grow       "insert:made" (t), after a short
 **       key's insert made its atom, before it takes the shard's lock
 **   solo insert vs a move or end   "insert:solo" (t), after the solo

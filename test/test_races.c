@@ -2481,6 +2481,88 @@ static void unarmed_points_pass_through(void **state)
     my_role = 0;
 }
 
+/* ---- a run of new atoms and the free lists ---- */
+
+static int g_takes;   /* "chunk:take" points passed */
+
+static void count_takes(const char *point, const void *arg)
+{
+    (void)arg;
+    if (strcmp(point, "chunk:take") == 0)
+        __atomic_add_fetch(&g_takes, 1, __ATOMIC_RELAXED);
+}
+
+static size_t blocks_in(const atab_atom *list)
+{
+    size_t n = 0;
+    for (; list; list = atab__block_next(list))
+        n++;
+    return n;
+}
+
+/* A thread whose chunk has no room left takes the table's freed blocks of
+** a size class under chunk_lock once for a run of new atoms, not once an
+** atom: the first takes its block and up to ATAB__CHUNK_TAKE_MORE more,
+** which the thread keeps with its recycled blocks (and the report counts
+** so), and the next ones take those with no lock. Every new atom is in a
+** freed block: no new chunk. */
+static void new_atoms_take_freed_blocks_under_one_lock_a_run(void **state)
+{
+    (void)state;
+    need_sections();
+    enum { N = 80, MADE = ATAB__CHUNK_TAKE_MORE + 2 };
+    atab_table *t = sweeping_table(NULL, 11, 64);
+    assert_non_null(t);
+    const atab_atom *held[N];
+    char buf[32];
+    int k = 0;
+    for (int i = 0; i < N; i++) {   /* 10 bytes: one size class */
+        snprintf(buf, sizeof buf, "held-%05d", k++);
+        assert_non_null(held[i] = atab_intern_cstr(t, buf));
+    }
+    atab__rec *r = atab__rec_of(t);
+    assert_non_null(r);
+    size_t bytes = atab__block_bytes(10), class = atab__class_of(10);
+    while (atab__bump_fits(&r->bump, bytes)) {   /* the thread's chunk filled */
+        snprintf(buf, sizeof buf, "held-%05d", k++);
+        assert_non_null(atab_intern_cstr(t, buf));   /* held: freed with the table */
+    }
+    for (int i = 0; i < N; i += 2)   /* every other one: their chunks stay */
+        assert_int_equal(atab_release(t, held[i]), ATAB_OK);
+    atab_gc(t);   /* their blocks onto the table's free list, its queue gone */
+    assert_int_equal(atab_release(t, held[1]), ATAB_OK);   /* a queue again */
+    assert_non_null(__atomic_load_n(&r->queue, __ATOMIC_RELAXED));
+    assert_false(atab__bump_fits(&r->bump, bytes));
+    size_t freed = blocks_in(t->free_blocks[class]);
+    assert_int_equal(freed, N / 2);
+    assert_null(report_amount(t, "explicit/atoms/dynamic/recycled", 0) ? t : NULL);
+    uint32_t chunks = t->n_chunks;
+    g_takes = 0;
+    __atomic_store_n(&atab__test_hook, count_takes, __ATOMIC_RELEASE);
+    for (int i = 0; i < MADE; i++) {
+        snprintf(buf, sizeof buf, "made-%05d", i);
+        const atab_atom *a = atab_intern_cstr(t, buf);
+        assert_non_null(a);
+        assert_string_equal(atab_chars(a), buf);
+        int was_freed = 0;
+        for (int j = 0; j < N; j += 2)
+            was_freed |= a == held[j];
+        assert_true(was_freed);
+        if (i == 0) {
+            assert_int_equal(__atomic_load_n(&g_takes, __ATOMIC_RELAXED), 1);
+            assert_int_equal(report_amount(t, "explicit/atoms/dynamic/recycled", 0),
+                             (int64_t)(ATAB__CHUNK_TAKE_MORE * bytes));
+        }
+    }
+    /* the 17th new atom takes the next run */
+    assert_int_equal(__atomic_load_n(&g_takes, __ATOMIC_RELAXED), 2);
+    assert_int_equal(blocks_in(t->free_blocks[class]), freed - 2 * (ATAB__CHUNK_TAKE_MORE + 1));
+    assert_int_equal(t->n_chunks, chunks);
+    pauses_reset();
+    assert_int_equal(atab_count(t), (size_t)(k - N / 2 + MADE));   /* held[1] queued, not swept */
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2525,6 +2607,7 @@ int main(void)
         cmocka_unit_test(insert_while_a_sweep_holds_its_record_takes_no_kept_block),
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
         cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
+        cmocka_unit_test(new_atoms_take_freed_blocks_under_one_lock_a_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
