@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 here=$(cd "$(dirname "$0")" && pwd)
 C=$here/nodejs-api-docs.atoms
 B=$here/atomthreads-shares
