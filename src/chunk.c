@@ -196,24 +196,40 @@ void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes)
     return p;
 }
 
-void *atab__chunk_carve_many(atab_table *t, atab__bump *b, size_t bytes, atab_atom **extra,
-                             unsigned more)
+/* Moves up to ATAB__CHUNK_TAKE_MORE more blocks of class k from the free
+** list onto the kept list of that class in r's queue, when r has one and
+** its owner may use it (thread.h: in a section, as atab__recycled_take_in);
+** chunk_lock is held, so the blocks go from the one list to the other
+** with no step where they are in this thread's hands alone: a fork, which
+** takes chunk_lock, never comes in between (thread.c, "fork"). */
+static void take_more(atab_table *t, atab__rec *r, size_t k)
+{
+    if (!t->free_blocks[k] || t->memory_limit || !__atomic_load_n(&r->queue, __ATOMIC_RELAXED))
+        return;   /* with a limit, a block one thread kept could refuse another's atom */
+    ATAB__PAUSE("recycled:put", r);
+    atab__enter_rec(r);
+    if (atab__cache_ours(r) && r->queue) {
+        atab_atom **kept = atab__queue_kept(r->queue, t->queue_cap), *a;
+        for (unsigned i = 0; i < ATAB__CHUNK_TAKE_MORE && (a = free_take(t, k)) != NULL; i++) {
+            atab__block_link(a, kept[k]);
+            kept[k] = a;
+        }
+    }
+    atab__leave(r);
+}
+
+void *atab__chunk_carve_many(atab_table *t, atab__rec *r, size_t bytes)
 {
     size_t k = atab__class_of_block(bytes);
-    atab_atom *list = NULL, *a;
     void *p;
     pthread_mutex_lock(&t->chunk_lock);
     if ((p = free_take(t, k)) != NULL) {
         ATAB__PAUSE("chunk:take", t);
-        while (more-- && (a = free_take(t, k)) != NULL) {
-            atab__block_link(a, list);
-            list = a;
-        }
+        take_more(t, r, k);
     } else {
-        p = carve_new(t, b, bytes);
+        p = carve_new(t, &r->bump, bytes);
     }
     pthread_mutex_unlock(&t->chunk_lock);
-    *extra = list;
     return p;
 }
 

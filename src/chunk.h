@@ -21,7 +21,8 @@
 ** (below) of the size class wanted is taken before a new chunk is made;
 ** a thread with a queue takes up to ATAB__CHUNK_TAKE_MORE more of that
 ** class under the same lock and keeps them with its recycled blocks
-** (thread.h), for its next new atoms of the class.
+** (thread.h), for its next new atoms of the class (not on a table with a
+** memory limit: there a block one thread kept could refuse another's).
 **
 ** Freeing. A block comes back to its chunk when an atom is freed and its
 ** thread keeps no block for it (thread.h: the blocks a queue sweep keeps
@@ -143,16 +144,18 @@ _Static_assert(ATAB__CHUNK_MAX_BLOCK % ATAB__CHUNK_GRAIN == 0, "the largest bloc
 ** cannot be had. */
 ATAB__HIDDEN void *atab__chunk_carve_slow(atab_table *t, atab__bump *b, size_t bytes);
 
-/* atab__chunk_carve_slow for a thread's bump b that has no room left:
-** when the table's free lists have a block of the size class, it also
-** takes up to `more` others of that class under the same chunk_lock,
-** linked through their first word into *extra (else NULL), for the thread
-** to keep for its next new atoms (thread.h: atab__recycled_put), so that a
-** run of new atoms the bump cannot serve takes chunk_lock once, not once
-** an atom. Each block taken counts in its chunk as carved. */
+/* atab__chunk_carve_slow for the bump of record r (thread.h), which has no
+** room left: when the table's free lists have a block of the size class,
+** it also moves up to ATAB__CHUNK_TAKE_MORE others of that class, under
+** the same chunk_lock, onto the blocks r's queue keeps for its thread's
+** next new atoms (thread.h: recycled blocks), so that a run of new atoms
+** the bump cannot serve takes chunk_lock once, not once an atom. None
+** when r has no queue, when a flusher holds r, or when the table has a
+** memory limit. Each block taken counts in its chunk as carved. Its
+** owner's, outside sections. */
 #define ATAB__CHUNK_TAKE_MORE 15
-ATAB__HIDDEN void *atab__chunk_carve_many(atab_table *t, atab__bump *b, size_t bytes,
-                                          atab_atom **extra, unsigned more);
+struct atab__rec;
+ATAB__HIDDEN void *atab__chunk_carve_many(atab_table *t, struct atab__rec *r, size_t bytes);
 
 /* Has bump b room for a block of `bytes`? */
 static inline int atab__bump_fits(const atab__bump *b, size_t bytes)

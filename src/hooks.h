@@ -47,7 +47,8 @@
 **       it to its chunk's free (the race tests count it as the block's
 **       free: test_hooks.h); "chunk:take" (t), chunk_lock held, as a
 **       thread's insert takes blocks from the free lists (chunk.h:
-**       atab__chunk_carve_many)
+**       atab__chunk_carve_many); "recycled:put" (record), chunk_lock
+**       held, before it moves more of them onto its record's kept ones
 **   insert vs insert or grow       "insert:made" (t), after a short
 **       key's insert made its atom, before it takes the shard's lock
 **   solo insert vs a move or end   "insert:solo" (t), after the solo

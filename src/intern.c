@@ -150,22 +150,18 @@ ATAB__INLINE const atab_atom *insert_block(atab__rec *r, const char *s, size_t l
 }
 
 /* insert_made's block when r's bump has no room: a block freed back to a
-** chunk, with up to ATAB__CHUNK_TAKE_MORE more of its size class kept in
-** r's queue for the next new atoms (atab__chunk_carve_many), else a new
-** chunk's, else the locked way. An intern that the locked way serves is a
-** success: the error the refused chunk set is taken back. */
+** chunk, with up to ATAB__CHUNK_TAKE_MORE more of its size class moved
+** onto the blocks r's queue keeps for the next new atoms
+** (atab__chunk_carve_many), else a new chunk's, else the locked way. An
+** intern that the locked way serves is a success: the error the refused
+** chunk set is taken back. */
 static __attribute__((noinline)) const atab_atom *
 insert_carve_slow(atab__rec *r, const char *s, size_t len, uint64_t h, uint64_t holds,
                   uintptr_t room)
 {
     atab_table *t = r->t;
     atab_status saved = atab_last_error();
-    atab_atom *more;
-    atab_atom *na = atab__chunk_carve_many(t, &r->bump, atab__block_bytes(len), &more,
-                                           __atomic_load_n(&r->queue, __ATOMIC_RELAXED)
-                                               ? ATAB__CHUNK_TAKE_MORE : 0);
-    if (more)
-        atab__recycled_put(t, r, atab__class_of(len), more);
+    atab_atom *na = atab__chunk_carve_many(t, r, atab__block_bytes(len));
     if (na)
         return insert_block(r, s, len, h, holds, room, na);
     const atab_atom *a = atab__insert_short_locked(t, s, len, h, NULL);

@@ -286,25 +286,6 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
     free_blocks(t, old);
 }
 
-void atab__recycled_put(atab_table *t, atab__rec *r, size_t c, atab_atom *list)
-{
-    atab__enter_rec(r);
-    if (atab__cache_ours(r) && r->queue) {
-        atab_atom **kept = atab__queue_kept(r->queue, t->queue_cap), *tail = list;
-        while (atab__block_next(tail))
-            tail = atab__block_next(tail);
-        atab__block_link(tail, kept[c]);
-        kept[c] = list;
-        list = NULL;
-    }
-    atab__leave(r);
-    if (list) {
-        atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};
-        lists[c] = list;
-        free_blocks(t, lists);
-    }
-}
-
 int atab__recycled_free(atab_table *t, atab__rec *r)
 {
     atab_atom *lists[ATAB__RECYCLE_CLASSES] = {NULL};

@@ -628,13 +628,6 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
     return a;
 }
 
-/* Keeps the blocks of `list` (carved blocks of size class c that
-** atab__chunk_carve_many took, linked through their first word) in r's
-** queue for its thread's next new atoms of that class, as a queue sweep
-** keeps those of the atoms it freed; gives them back to their chunks when
-** r has no queue to keep them in. Its owner's, outside sections. */
-ATAB__HIDDEN void atab__recycled_put(atab_table *t, atab__rec *r, size_t c, atab_atom *list);
-
 /* Keeps the blocks of atoms[0..n) (NULL entries skipped; atoms the sweep
 ** of queue block q unlinked, past a grace period; the caller bumped
 ** t->frees), and of the atoms waiting in q (atab__pend, served) when

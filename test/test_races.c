@@ -2563,6 +2563,102 @@ static void new_atoms_take_freed_blocks_under_one_lock_a_run(void **state)
     atab_table_free(t);
 }
 
+/* ---- a run of free blocks one thread keeps, and another's new atom ---- */
+
+typedef struct hoard_case {
+    atab_table *t;
+    int step, done;   /* the test's step, the worker's last done (atomic) */
+    const atab_atom *held[512];
+    int n_held;
+    const atab_atom *made;
+} hoard_case;
+
+static void hoard_wait(int *at, int v)
+{
+    for (long ms = 0; __atomic_load_n(at, __ATOMIC_ACQUIRE) < v; ms++) {
+        if (ms >= WAIT_S * 1000L)
+            hang("a hoard step");
+        usleep(1000);
+    }
+}
+
+/* W: fills its chunk with 10-byte atoms (held); then, at step 2, releases
+** one (its queue is made); at step 3 interns one 10-byte key more. */
+static void *do_hoard(void *arg)
+{
+    hoard_case *c = arg;
+    char buf[32];
+    size_t bytes = atab__block_bytes(10);
+    atab__rec *r = NULL;
+    do {
+        snprintf(buf, sizeof buf, "w-held-%03d", c->n_held);
+        c->held[c->n_held++] = atab_intern_cstr(c->t, buf);
+        r = atab__rec_of(c->t);
+    } while (atab__bump_fits(&r->bump, bytes));
+    __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+    hoard_wait(&c->step, 2);
+    atab_release(c->t, c->held[0]);
+    c->held[0] = NULL;
+    __atomic_store_n(&c->done, 2, __ATOMIC_RELEASE);
+    hoard_wait(&c->step, 3);
+    c->made = atab_intern_cstr(c->t, "w-new-0000");
+    __atomic_store_n(&c->done, 3, __ATOMIC_RELEASE);
+    hoard_wait(&c->step, 4);
+    return NULL;
+}
+
+/* A table at its memory limit whose free list of a size class holds two
+** blocks: W's new atom of that class takes one, and the main thread's new
+** atom of the class the other; neither is refused while a freed block of
+** its class is on the table's lists. (W kept the second one with its
+** recycled blocks: the main thread got ATAB_ELIMIT.) */
+static void at_the_limit_a_thread_takes_no_freed_block_another_needs(void **state)
+{
+    (void)state;
+    need_sections();
+    hoard_case c;
+    memset(&c, 0, sizeof c);
+    atab_options o = plain_options(NULL, 13);
+    o.sweep_threshold = 64;
+    o.memory_limit = (size_t)1 << 30;   /* bytes counted in the table: lowered below */
+    assert_non_null(c.t = atab_table_new(&o));
+    atab_table *t = c.t;
+    worker w;
+    worker_start(&w, ROLE_A, do_hoard, &c);
+    hoard_wait(&c.done, 1);
+    enum { N = 8 };
+    const atab_atom *held[64];
+    char buf[32];
+    int k = 0;
+    size_t bytes = atab__block_bytes(10), class = atab__class_of(10);
+    do {
+        snprintf(buf, sizeof buf, "m-held-%03d", k);
+        assert_non_null(held[k] = atab_intern_cstr(t, buf));
+        k++;
+    } while (k < N || atab__bump_fits(&atab__rec_of(t)->bump, bytes));
+    assert_true(k < 64);
+    assert_int_equal(atab_release(t, held[0]), ATAB_OK);
+    assert_int_equal(atab_release(t, held[2]), ATAB_OK);
+    atab_gc(t);   /* two blocks of the class on the table's free list; the queues gone */
+    assert_int_equal(blocks_in(t->free_blocks[class]), 2);
+    __atomic_store_n(&c.step, 2, __ATOMIC_RELEASE);
+    hoard_wait(&c.done, 2);
+    t->memory_limit = __atomic_load_n(&t->bytes, __ATOMIC_RELAXED);   /* no new chunk */
+    __atomic_store_n(&c.step, 3, __ATOMIC_RELEASE);
+    hoard_wait(&c.done, 3);
+    assert_non_null(c.made);
+    const atab_atom *a = atab_intern_cstr(t, "m-new-0000");
+    atab_status err = atab_last_error();
+    __atomic_store_n(&c.step, 4, __ATOMIC_RELEASE);
+    worker_join(&w);
+    if (!a)
+        fprintf(stderr, "refused: %d, W's kept blocks went back at its exit: %zu free\n",
+                (int)err, blocks_in(t->free_blocks[class]));
+    assert_non_null(a);
+    t->memory_limit = (size_t)1 << 30;
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2608,6 +2704,7 @@ int main(void)
         cmocka_unit_test(owner_held_before_its_take_while_a_sweep_and_a_report_flush_it),
         cmocka_unit_test(an_entry_that_outlived_its_atom_marks_the_new_atom_at_its_address_spared),
         cmocka_unit_test(new_atoms_take_freed_blocks_under_one_lock_a_run),
+        cmocka_unit_test(at_the_limit_a_thread_takes_no_freed_block_another_needs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
