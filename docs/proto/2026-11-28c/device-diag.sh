@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 here=$(cd "$(dirname "$0")" && pwd)
 C=$here/nodejs-api-docs.atoms
-B=$here/atomthreads-shares
+B=${B:-$here/atomthreads-shares}   # the scratch atomthreads to run
 for r in 1 2; do
   for v in ring ringsplit1 ringsegsplit1 ringpriv; do
     case $v in
