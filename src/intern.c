@@ -889,6 +889,11 @@ static __attribute__((noinline)) int release_general(atab_table *t, const atab_a
 
 int atab__release_direct(atab_table *t, const atab_atom *a)
 {
+    /* an atom a cache kept spares of: this thread's may be among them, and
+    ** a release that would take them off the count is refused (the cached
+    ** path finds them); others have none here to hash for */
+    if (__atomic_load_n(atab__count_word(a), __ATOMIC_RELAXED) & ATAB__REF_SPARED)
+        return release_off_path(t, a, 1);
     return release_off_path(t, a, 0);
 }
 

@@ -168,7 +168,9 @@ const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
         return a;   /* read-only data: no reference, no count */
     /* on the count, not from a thread's spares: a host string's handle is
     ** taken and dropped once each, and finding a cache entry would hash
-    ** the characters both times (the caller holds a: never killed) */
+    ** the characters (the caller holds a: never killed); its release finds
+    ** the entry only for an atom a cache ever kept spares of
+    ** (atab__release_direct) */
     atab__count_take(a, 1);
     __atomic_add_fetch(&t->hstate, 2, __ATOMIC_RELAXED);
     return a;

@@ -644,9 +644,12 @@ ATAB__INLINE atab__rec *atab__rec_of(atab_table *t)
 
 /* A release from the count, no thread's cache asked (the atom's
 ** characters hashed only when it is left unused, for this thread's queue:
-** thread.h, atab__unref_counted), and the sweeps it may start: ATAB_OK,
-** or ATAB_EREFS (ATAB_EINVAL in debug builds for another table's atom),
-** the error set. Never a static atom. */
+** thread.h, atab__unref_counted), unless a cache ever kept spares of the
+** atom: then as atab_release, through this thread's entry, so that a
+** release that would take this thread's spares off the count is refused;
+** and the sweeps it may start: ATAB_OK, or ATAB_EREFS (ATAB_EINVAL in
+** debug builds for another table's atom), the error set. Never a static
+** atom. */
 ATAB__HIDDEN int atab__release_direct(atab_table *t, const atab_atom *a);
 
 /* Under k's shard's lock (table.c): finds the key again, else a static

@@ -354,6 +354,33 @@ static void a_release_with_no_handle_out_is_refused(void **state)
     assert_int_equal(c.live, 0);
 }
 
+/* A handle released twice on the thread whose cache keeps spares of its
+** atom (the interner's reference, released there): refused as atab_release
+** refuses it, not taken from those spares, and another atom's handle stays
+** counted, so its own release is not refused. */
+static void a_release_too_many_is_refused_with_this_thread_s_spares(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "spared-here");
+    const atab_atom *b = atab_intern_cstr(t, "held-by-a-handle");
+    assert_ptr_equal(atab_external_acquire(t, a), a);
+    assert_ptr_equal(atab_external_acquire(t, b), b);
+    assert_int_equal(atab_release(t, a), ATAB_OK);   /* kept as a spare here */
+    assert_int_equal(atab_external_release(t, a), ATAB_OK);
+    assert_int_equal(atab_external_release(t, a), ATAB_EREFS);   /* a's spare only */
+    assert_int_equal(atab_last_error(), ATAB_EREFS);
+    assert_int_equal(atab_external_handles(t), 1);   /* b's */
+    atab_stats st;
+    atab_get_stats(t, &st);
+    assert_int_equal(st.misuse, 1);
+    assert_int_equal(atab_release(t, b), ATAB_OK);
+    assert_int_equal(atab_external_release(t, b), ATAB_OK);
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(atab_gc(t), 2);
+    atab_table_free(t);
+}
+
 static void table_free_without_handles_frees_at_once(void **state)
 {
     (void)state;
@@ -917,6 +944,7 @@ int main(void)
         cmocka_unit_test(bad_arguments_are_einval),
         cmocka_unit_test(table_free_with_handles_out_defers_until_the_last_release),
         cmocka_unit_test(a_release_with_no_handle_out_is_refused),
+        cmocka_unit_test(a_release_too_many_is_refused_with_this_thread_s_spares),
         cmocka_unit_test(table_free_without_handles_frees_at_once),
         cmocka_unit_test(the_last_of_many_threads_releasing_frees_the_table_once),
         cmocka_unit_test(the_cache_returns_the_same_host_string),
