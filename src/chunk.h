@@ -36,9 +36,9 @@
 ** shared. A chunk whose count reaches 0 is freed by the next purge, which
 ** takes its blocks off the free lists first: once an eighth of the chunks
 ** (4 at least) emptied, at every full sweep (atab_gc), and before an
-** allocation that failed is tried again: a chunk's, or an atom's made
-** alone (thread.h: atab__recycled_free; a thread with no record purges
-** alone). Free blocks in chunks that hold
+** allocation that failed is tried again: a chunk's, an atom's made
+** alone, or the slot array an insert's shard must grow to (thread.h:
+** atab__recycled_free; a thread with no record purges alone). Free blocks in chunks that hold
 ** atoms are reused only by atoms of their size class (the report's
 ** explicit/atoms/dynamic/free counts them, with the chunks' headers and
 ** uncarved tails).

@@ -294,6 +294,19 @@ uint64_t atab__rebuild(atab_table *t, atab__shard *sh, unsigned code)
     return old;
 }
 
+/* After an allocation the allocator or the memory limit refused, under
+** the lock of the shard it was for: gives back the blocks this thread's
+** record keeps for new atoms and frees the chunks left empty (those alone
+** for a thread with no record; thread.h: atab__recycled_free), as an
+** atom's refusal does (new_atom). Non-zero when that freed anything, so
+** the allocation may be tried again. */
+static int give_way(atab_table *t)
+{
+    size_t *acct = atab__acct(t);
+    atab__rec *r = acct ? atab__tls_last.rec : NULL;
+    return r ? atab__recycled_free(t, r) : atab__chunks_purge(t);
+}
+
 /* Makes room for one more full slot in a locked shard; *retired receives
 ** an old array to free after a grace period. A failed growth is benign
 ** while a free slot would remain; else -1 with the growth's error
@@ -309,7 +322,15 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     if (full < sh->limit)   /* below LOAD_NUM/LOAD_DEN of its slots (load_limit) */
         return 0;
     atab_status saved = atab_last_error();
-    uint64_t old = atab__rebuild(t, sh, atab__code_for((size_t)sh->used + 1));
+    unsigned code = atab__code_for((size_t)sh->used + 1);
+    uint64_t old = atab__rebuild(t, sh, code);
+    if (old == UINT64_MAX && give_way(t)) {
+        atab_status err = atab_last_error();
+        if ((old = atab__rebuild(t, sh, code)) == UINT64_MAX)
+            atab__set_error(err);   /* refused again: the first refusal's error */
+        else
+            atab__set_error(saved);   /* served on the second try: no error */
+    }
     if (old != UINT64_MAX) {
         *retired = old;
         return 0;

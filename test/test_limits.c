@@ -553,6 +553,90 @@ static void chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_reco
     long_atom_fits_when_the_chunks_go_back(20000, EXITED, EXITED_NO_REC);
 }
 
+/* The chunks an exited thread left empty (churn_and_exit's: 1, 2 and 4
+** KB, fewer than a purge waits for) go back to the allocator before the
+** memory limit refuses an insert whose shard must grow (its slot array),
+** as they do before a chunk or an atom made alone is refused. This
+** thread interns held keys until the limit refuses one; at that refusal
+** none of those chunks may still be out (ea_alloc records them). Over a
+** range of limits, so that some refusals are a growth's, not a chunk's. */
+enum { EA_MAX = 8 };
+
+typedef struct exited_alloc {
+    counting_alloc c;
+    void *chunk[EA_MAX];   /* the exiting thread's chunks still out */
+    int n;
+} exited_alloc;
+
+static __thread int ea_is_exiting;   /* set on churn_and_exit's thread */
+
+static void *ea_alloc(void *ud, size_t size)
+{
+    exited_alloc *e = ud;
+    void *p = ca_alloc(&e->c, size);
+    if (p && ea_is_exiting && (size == 1024 || size == 2048 || size == 4096) && e->n < EA_MAX)
+        e->chunk[e->n++] = p;
+    return p;
+}
+
+static void ea_free(void *ud, void *p, size_t size)
+{
+    exited_alloc *e = ud;
+    for (int i = 0; i < e->n; i++)
+        if (e->chunk[i] == p)
+            e->chunk[i] = e->chunk[--e->n];
+    ca_free(&e->c, p, size);
+}
+
+static void *churn_and_exit_marked(void *arg)
+{
+    ea_is_exiting = 1;
+    return churn_and_exit(arg);
+}
+
+static void chunks_an_exited_thread_emptied_give_way_to_a_growing_shard(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no bumps of their own */
+#endif
+    enum { MAXK = 20000 };
+    static const atab_atom *held[MAXK];
+    for (size_t limit = 48 * 1024; limit <= 160 * 1024; limit += 2 * 1024) {
+        exited_alloc e;
+        memset(&e, 0, sizeof e);
+        atab_allocator al = {ea_alloc, ea_free, ca_usable, &e};
+        atab_options o = plain_options(&al, 7);
+        o.memory_limit = limit;
+        o.sweep_threshold = 256;
+        atab_table *t = atab_table_new(&o);
+        assert_non_null(t);
+        assert_null(atab_lookup(t, "x", 1));   /* this thread's record, before the limit is near */
+        pthread_t th;
+        void *failed;
+        assert_int_equal(pthread_create(&th, NULL, churn_and_exit_marked, t), 0);
+        assert_int_equal(pthread_join(th, &failed), 0);
+        assert_null(failed);
+        assert_int_equal(e.n, 3);   /* its chunks, empty, still out */
+        char buf[32];
+        int n = 0;
+        for (; n < MAXK; n++) {
+            snprintf(buf, sizeof buf, "held-%07d", n);
+            if ((held[n] = atab_intern_cstr(t, buf)) == NULL)
+                break;
+        }
+        assert_true(n < MAXK);
+        assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+        if (e.n != 0)
+            fail_msg("limit %zu: key %d refused while the exited thread's %d empty chunks "
+                     "were still out", limit, n, e.n);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(atab_release(t, held[i]), ATAB_OK);
+        atab_table_free(t);
+        assert_int_equal(e.c.live, 0);
+    }
+}
+
 /* A block's bytes are given back to the memory limit only once the block
 ** is back with the allocator (atab_options.memory_limit: the bytes the
 ** table requests from it). Were they given back first, another thread
@@ -864,6 +948,7 @@ int main(void)
         cmocka_unit_test(kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_long_atom),
         cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
+        cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_growing_shard),
         cmocka_unit_test(a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again),
         cmocka_unit_test(the_last_room_under_a_memory_limit_is_carved_in_smaller_chunks),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
