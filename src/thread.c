@@ -274,6 +274,10 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
     memset(kept, 0, sizeof old);
     if (pend)
         pend_onto(t, atab__queue_pend(q, t->queue_cap), kept);
+    /* with a memory limit the blocks go back to their chunks at once: a
+    ** block this thread kept could refuse another thread's atom, as a run
+    ** of freed blocks would (chunk.h: atab__chunk_carve_many) */
+    atab_atom **onto = t->memory_limit ? old : kept;
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
         if (!a)
@@ -281,7 +285,7 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
         if (!atab__carved(atab_len(a)))
             atab__atom_free(t, acct, a);
         else
-            block_onto(kept, a);
+            block_onto(onto, a);
     }
     free_blocks(t, old);
 }

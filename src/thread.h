@@ -61,9 +61,11 @@
 ** Recycled blocks. The carved atoms a queue sweep frees stay with its
 ** thread, as blocks kept by size class (chunk.h) in the queue's own block,
 ** for its next new atoms of those classes; the next queue sweep gives
-** those no new atom took back to their chunks. They go where the queue
-** goes: the owner's in a section while no flusher holds the record, the
-** sweep's while it has the queue away, and given back with the queue.
+** those no new atom took back to their chunks (on a table with a memory
+** limit none is kept: they go back to their chunks at once, so that no
+** block one thread keeps refuses another thread's atom). They go where the
+** queue goes: the owner's in a section while no flusher holds the record,
+** the sweep's while it has the queue away, and given back with the queue.
 **
 ** Chunks. A record's bump (chunk.h) is its thread's alone: only the owner
 ** carves from it (an insert, outside sections: a short key's before it
@@ -632,8 +634,9 @@ static inline atab_atom *atab__recycled_take(atab__rec *r, uint32_t cap, size_t 
 ** of queue block q unlinked, past a grace period; the caller bumped
 ** t->frees), and of the atoms waiting in q (atab__pend, served) when
 ** `pend` (bumping t->frees for them), in q for its thread's next new
-** atoms, and frees those q kept before, which no new atom took since. The
-** sweeping thread's, while it has q away. */
+** atoms (none with a memory limit: back to their chunks), and frees those
+** q kept before, which no new atom took since. The sweeping thread's,
+** while it has q away. */
 ATAB__HIDDEN void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms,
                                 size_t n, int pend);
 

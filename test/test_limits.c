@@ -362,9 +362,10 @@ static void a_refused_first_intern_keeps_at_most_its_chunk_at_every_limit(void *
 
 #define RECYCLED "explicit/atoms/dynamic/recycled"   /* left out when none */
 
-/* The blocks a thread keeps from its sweeps count against the memory
-** limit; when a new atom would pass it, they are freed first and the atom
-** is made if that makes room. */
+/* A thread's sweep keeps no blocks for its next new atoms on a table with
+** a memory limit (they would count against it, and refuse other threads'
+** atoms: another_threads_kept_blocks_give_way_to_new_atoms_at_the_memory_limit):
+** they go back to their chunks, and new atoms are made up to the limit. */
 static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
 {
     (void)state;
@@ -383,7 +384,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
         snprintf(buf, sizeof buf, "dead-%05d", i);
         assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
     }
-    assert_int_equal(report_amount(t, RECYCLED, 0), 256 * 20);   /* 8 + 10 + 1, rounded to 4 */
+    assert_int_equal(report_amount(t, RECYCLED, 0), 0);   /* none kept at a memory limit */
     enum { MAX = 10000 };
     static const atab_atom *kept[MAX];
     int n = 0, refused = 0;
@@ -406,6 +407,79 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
     atab_table_free(t);
     assert_int_equal(c.live, 0);
     assert_false(c.size_mismatch);
+}
+
+/* Another thread's kept blocks. W interns and releases a queue's worth of
+** 10-byte atoms (its sweep keeps their blocks for its next new atoms), then
+** waits, alive, using the table no more. This thread then interns held
+** 10-byte keys until the memory limit refuses one: at that refusal no
+** thread may still keep a block of that size class (the report's
+** recycled entry), as no thread may take a run of freed blocks that
+** another's atom then lacks (chunk.h: atab__chunk_carve_many, not with a
+** memory limit). */
+typedef struct idle_churner {
+    atab_table *t;
+    int churned, go;   /* atomic */
+    void *failed;
+} idle_churner;
+
+static void *churn_and_idle(void *arg)
+{
+    idle_churner *w = arg;
+    char buf[64];
+    for (int i = 0; i < 256; i++) {
+        snprintf(buf, sizeof buf, "idle-%05d", i);
+        const atab_atom *a = atab_intern_cstr(w->t, buf);
+        if (!a || atab_release(w->t, a) != ATAB_OK)
+            w->failed = arg;
+    }
+    __atomic_store_n(&w->churned, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
+        sched_yield();
+    return NULL;
+}
+
+static void another_threads_kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, nothing recycled */
+#endif
+    enum { MAXK = 20000 };
+    static const atab_atom *held[MAXK];
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 0);
+    o.memory_limit = 64 * 1024;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    assert_null(atab_lookup(t, "x", 1));   /* this thread's record, before the limit is near */
+    idle_churner w = {t, 0, 0, NULL};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, churn_and_idle, &w), 0);
+    while (!__atomic_load_n(&w.churned, __ATOMIC_ACQUIRE))
+        sched_yield();
+    assert_null(w.failed);
+    char buf[32];
+    int n = 0;
+    for (; n < MAXK; n++) {
+        snprintf(buf, sizeof buf, "held-%05d", n);   /* 10 bytes: W's blocks' class */
+        if ((held[n] = atab_intern_cstr(t, buf)) == NULL)
+            break;
+    }
+    assert_true(n < MAXK);
+    assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+    int64_t kept = report_amount(t, RECYCLED, 0);
+    __atomic_store_n(&w.go, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    if (kept != 0)
+        fail_msg("key %d refused at the limit while another thread kept %lld bytes of "
+                 "blocks of its size class", n, (long long)kept);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(atab_release(t, held[i]), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
 }
 
 /* A queue's worth of 10-byte atoms interned and released on t by a thread
@@ -946,6 +1020,7 @@ int main(void)
         cmocka_unit_test(a_refused_first_intern_keeps_at_most_its_chunk_at_every_limit),
         cmocka_unit_test(kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
         cmocka_unit_test(kept_blocks_given_way_free_the_chunks_they_empty_for_a_long_atom),
+        cmocka_unit_test(another_threads_kept_blocks_give_way_to_new_atoms_at_the_memory_limit),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_long_atom),
         cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_growing_shard),
