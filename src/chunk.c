@@ -101,7 +101,7 @@ static void purge(atab_table *t)
             t->chunks[kept++] = (uintptr_t)c;
     }
     t->n_chunks = (uint32_t)kept;
-    t->n_empty = 0;
+    __atomic_store_n(&t->n_empty, 0, __ATOMIC_RELAXED);   /* atab__chunks_purge's hint */
     if (!kept) {   /* no chunk left: neither is the directory */
         atab__free(t, t->chunks, t->cap_chunks * sizeof *t->chunks);
         t->chunks = NULL;
@@ -114,7 +114,7 @@ static void purge(atab_table *t)
 static void chunk_drop(atab_table *t, atab__chunk *c, uint32_t n)
 {
     if ((c->live -= n) == 0)
-        t->n_empty++;
+        __atomic_store_n(&t->n_empty, t->n_empty + 1, __ATOMIC_RELAXED);
 }
 
 /* Purges once a batch of chunks emptied: an eighth of them, and at
@@ -294,6 +294,8 @@ void atab__chunk_retire(atab_table *t, atab__bump *b)
 
 int atab__chunks_purge(atab_table *t)
 {
+    if (!__atomic_load_n(&t->n_empty, __ATOMIC_RELAXED))
+        return 0;   /* none emptied (as if read before a drop racing this one): no lock */
     pthread_mutex_lock(&t->chunk_lock);
     uint32_t had = t->n_chunks;
     if (t->n_empty)

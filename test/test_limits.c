@@ -711,6 +711,65 @@ static void chunks_an_exited_thread_emptied_give_way_to_a_growing_shard(void **s
     }
 }
 
+/* The chunks a thread's sweep left empty (the 1 and 2 KB before its
+** current one: a queue's worth of 10-byte atoms, whose blocks go back to
+** their chunks at a memory limit; fewer than a purge waits for) go back to
+** the allocator before the memory limit refuses atab_intern_lower's folded
+** copy of a key past its stack buffer (an allocation of the table's), as
+** they do before it refuses the atom itself: at a limit one byte short of
+** that copy while they are held, the fold is made and interned. */
+enum { FOLDED_LEN = 1000 };
+
+static void churn_then_folded_key(size_t limit, size_t *left, int *made)
+{
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 7);
+    o.memory_limit = limit;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    char buf[64];
+    for (int i = 0; i < 256; i++) {   /* a queue's worth, swept */
+        snprintf(buf, sizeof buf, "dead-%05d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    }
+    atab_stats st;
+    atab_get_stats(t, &st);
+    *left = st.bytes;
+    static char upper[FOLDED_LEN];
+    memset(upper, 'F', sizeof upper);
+    const atab_atom *a = atab_intern_lower(t, upper, sizeof upper);
+    *made = a != NULL;
+    if (a) {
+        assert_int_equal(atab_chars(a)[0], 'f');
+        atab_release(t, a);
+    } else {
+        assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+    }
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void chunks_a_sweep_emptied_give_way_to_a_folded_copy(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, no bumps of their own */
+#endif
+    size_t left, again;
+    int made;
+    churn_then_folded_key((size_t)1 << 30, &left, &made);
+    assert_true(made);
+    /* the copy (FOLDED_LEN bytes) is one byte short of room; the atom, its
+    ** slot array and the copy fit once the emptied 3 KB are back */
+    churn_then_folded_key(left + FOLDED_LEN - 1, &again, &made);
+    assert_int_equal(again, left);   /* the same table up to the fold */
+    if (!made)
+        fail_msg("atab_intern_lower refused ATAB_ELIMIT at %zu bytes in use of a limit of %zu "
+                 "while chunks a sweep emptied were still out", again, left + FOLDED_LEN - 1);
+}
+
 /* A block's bytes are given back to the memory limit only once the block
 ** is back with the allocator (atab_options.memory_limit: the bytes the
 ** table requests from it). Were they given back first, another thread
@@ -1024,6 +1083,7 @@ int main(void)
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_long_atom),
         cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_growing_shard),
+        cmocka_unit_test(chunks_a_sweep_emptied_give_way_to_a_folded_copy),
         cmocka_unit_test(a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again),
         cmocka_unit_test(the_last_room_under_a_memory_limit_is_carved_in_smaller_chunks),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
