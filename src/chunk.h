@@ -218,7 +218,9 @@ ATAB__HIDDEN void atab__atoms_free(atab_table *t, size_t *acct, atab_atom *const
 ** through their first word) back, and empties the lists. */
 ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
 /* Frees the chunks left empty, however few (an allocation was refused:
-** they count against the memory limit). Non-zero when it freed any. */
+** they count against the memory limit). Non-zero when it freed any. Takes
+** chunk_lock only where a chunk was seen emptied since the last purge
+** (t->n_empty, read first as a hint). */
 ATAB__HIDDEN int atab__chunks_purge(atab_table *t);
 /* Retires the table's own current chunk and frees the chunks left empty
 ** (a full sweep's last step). */

@@ -365,7 +365,9 @@ struct atab_table {
     pthread_mutex_t chunk_lock; /* the chunks: directory, counts, `shared` (chunk.h) */
     uintptr_t *chunks;          /* the chunks' addresses, ascending */
     uint32_t n_chunks, cap_chunks;
-    uint32_t n_empty;           /* chunks seen emptied since the last purge (a hint) */
+    uint32_t n_empty;           /* chunks seen emptied since the last purge (a hint;
+                                   atomic stores under chunk_lock: atab__chunks_purge
+                                   reads it first without the lock) */
     atab__bump shared;          /* the current chunk of threads without a record */
     atab_atom *free_blocks[ATAB__CHUNK_CLASSES];   /* blocks freed back to their
                                                       chunks, by size class */
