@@ -852,9 +852,10 @@ struct atab_static_set {
  * Takes an external handle on `a` for a host string that points at
  * atab_chars(a). The caller must hold a reference on `a` (as for atab_ref).
  * @return `a`, or NULL with atab_last_error() set to ATAB_EINVAL (NULL
- *         argument, or the table is being freed).
+ *         argument, another table's atom, or the table is being freed).
  * Thread-safe: the reference is taken on the atom's count (one atomic
- * operation; never a spare from the thread's cache), and the table's
+ * operation, after a lock-free probe that finds the atom in `t`; never a
+ * spare from the thread's cache), and the table's
  * handle count is one atomic add.
  */
 ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a);
@@ -867,8 +868,10 @@ ATAB_API const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *
  * has no handle out is refused (ATAB_EREFS, counted in atab_stats.misuse;
  * nothing touched); one handle released twice at once on two threads may
  * drop its atom's reference twice before the second finds it gone.
- * @return ATAB_OK, ATAB_EINVAL (NULL argument) or ATAB_EREFS (as
- *         atab_release, or no handle out). Thread-safe.
+ * A release of another table's atom is refused (ATAB_EINVAL, counted in
+ * atab_stats.misuse, nothing touched).
+ * @return ATAB_OK, ATAB_EINVAL (NULL argument, or another table's atom) or
+ *         ATAB_EREFS (as atab_release, or no handle out). Thread-safe.
  */
 ATAB_API int atab_external_release(atab_table *t, const atab_atom *a);
 

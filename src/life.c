@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "atab_int.h"
+#include "probe.h"
 
 #if ATAB__PREFETCHW_ASM
 #include <cpuid.h>
@@ -160,12 +161,36 @@ int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
 ** table no more after its atomic step unless it is that one. */
 #define CLOSING ((size_t)1)
 
+/* Is dynamic atom a, which the caller holds (a reference, or a handle), one
+** of t's? Held, it is linked (never killed), so a probe of its shard's array
+** finds it there: in a section on this thread's record, else under the
+** shard's lock. Another table's atom is in no slot of t. */
+static int atom_of(atab_table *t, const atab_atom *a)
+{
+    uint64_t h = atab__atom_hash(t, a);
+    atab__rec *r = atab__rec_of(t);
+    int in;
+    if (r) {
+        atab__enter_rec(r);
+        in = atab__in_table(t, a, h);
+        atab__leave(r);
+        return in;
+    }
+    atab__shard *sh = atab__shard_of(t, h);
+    atab__shard_take(t, sh);
+    in = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
+    atab__shard_drop(sh);
+    return in;
+}
+
 const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
 {
     if (!t || !a || (__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) & CLOSING))
         return atab__fail(ATAB_EINVAL);
     if (atab_is_static(a))
         return a;   /* read-only data: no reference, no count */
+    if (!atom_of(t, a))   /* another table's: its release here would be refused */
+        return atab__fail(ATAB_EINVAL);
     /* on the count, not from a thread's spares: a host string's handle is
     ** taken and dropped once each, and finding a cache entry would hash
     ** the characters (the caller holds a: never killed); its release finds
@@ -196,6 +221,11 @@ int atab_external_release(atab_table *t, const atab_atom *a)
         return ATAB_OK;   /* never touches the table: it may be gone */
     if (!(__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) >> 1))
         return handle_misuse(t);   /* none out: a release too many, nothing touched */
+    if (!atom_of(t, a)) {   /* another table's atom: not a handle of t's, nothing touched */
+        __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
     int rc = atab__release_direct(t, a);   /* as acquire took it */
     if (rc != ATAB_OK)
         return rc;

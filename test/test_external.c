@@ -381,6 +381,53 @@ static void a_release_too_many_is_refused_with_this_thread_s_spares(void **state
     atab_table_free(t);
 }
 
+/* A handle given back to another table than the one it was taken on (a
+** finalizer handed the wrong table as its hint): refused with ATAB_EINVAL,
+** as atab_release refuses another table's atom, and nothing touched. Before,
+** it dropped the atom's reference and the other table's handle count: the
+** atom's own handle then held no reference (its interner's release left it
+** at 0, freed by the next sweep under that handle), and the other table,
+** its count of handles out 0 while one still was, freed itself and its
+** handled atom at once in atab_table_free. The same table's handle taken on
+** another table's atom is refused too (ATAB_EINVAL), so that no handle is
+** taken that its release would refuse. */
+static void a_handle_given_back_to_another_table_is_refused(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t1 = plain_table(NULL), *t2 = plain_table(&al);
+    const atab_atom *a = atab_intern_cstr(t1, "handled-in-t1");
+    const atab_atom *b = atab_intern_cstr(t2, "handled-in-t2");
+    assert_ptr_equal(atab_external_acquire(t1, a), a);
+    assert_ptr_equal(atab_external_acquire(t2, b), b);
+    assert_int_equal(atab_external_release(t2, a), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_external_handles(t2), 1);   /* b's, still out */
+    assert_int_equal(atab_external_handles(t1), 1);
+    assert_null(atab_external_acquire(t2, a));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_external_handles(t2), 1);
+    atab_stats st;
+    atab_get_stats(t2, &st);
+    assert_int_equal(st.misuse, 1);
+    /* the interners' references go: each handle still holds its atom */
+    assert_int_equal(atab_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_release(t2, b), ATAB_OK);
+    assert_int_equal(atab_gc(t1), 0);
+    assert_int_equal(atab_gc(t2), 0);
+    assert_ptr_equal(atab_lookup(t1, "handled-in-t1", 13), a);
+    assert_int_equal(atab_release(t1, a), ATAB_OK);   /* the lookup's */
+    atab_table_free(t2);
+    assert_true(c.live > 0);   /* deferred for b's handle */
+    assert_string_equal(atab_chars(b), "handled-in-t2");
+    assert_int_equal(atab_external_release(t2, b), ATAB_OK);   /* frees t2 */
+    assert_int_equal(c.live, 0);
+    assert_int_equal(atab_external_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_gc(t1), 1);
+    atab_table_free(t1);
+}
+
 static void table_free_without_handles_frees_at_once(void **state)
 {
     (void)state;
@@ -945,6 +992,7 @@ int main(void)
         cmocka_unit_test(table_free_with_handles_out_defers_until_the_last_release),
         cmocka_unit_test(a_release_with_no_handle_out_is_refused),
         cmocka_unit_test(a_release_too_many_is_refused_with_this_thread_s_spares),
+        cmocka_unit_test(a_handle_given_back_to_another_table_is_refused),
         cmocka_unit_test(table_free_without_handles_frees_at_once),
         cmocka_unit_test(the_last_of_many_threads_releasing_frees_the_table_once),
         cmocka_unit_test(the_cache_returns_the_same_host_string),
