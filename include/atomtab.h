@@ -396,8 +396,10 @@ ATAB_API const atab_atom *atab_ref(const atab_atom *a);
  * release of an atom that another holder still holds cannot be told from
  * that holder's own release, as with any reference count. Another
  * table's atom released to `t` is refused (ATAB_EINVAL, counted in
- * atab_stats.misuse, nothing touched) where its release would keep a
- * spare here; where the release brings its count to 0 (the count cannot
+ * atab_stats.misuse, nothing touched) where its count shows other holders
+ * (its release would keep a spare here, or in a table made with
+ * ATAB_CHECKED_REFS drop it from the count); where the release brings its
+ * count to 0 (the count cannot
  * tell), `t`'s sweep finds it in none of its slots, takes it off `t`'s
  * queue and counts the misuse, and its own table frees it when it
  * sweeps: never `t`'s to hand out or free. Debug builds (-DATAB_DEBUG)

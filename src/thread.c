@@ -442,10 +442,12 @@ int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h
     if (c >= ATAB__REF_SAT)   /* saturated: counts no more; killed: held by nobody */
         return c == ATAB__REF_DEAD ? dropped(t, r, a, h, ATAB__DROP_MISUSE) : ATAB_OK;
     if (c > own + 1) {   /* others hold it too */
+        if (!e && ATAB__UNLIKELY(!atab__in_table(t, a, h)))
+            return foreign_release(r);   /* its entry would hand it out here; its
+                                            count holds references of its own table's
+                                            holders (a checked table's too) */
         if (own >= ATAB__SPARE_MAX || t->checked_refs)   /* full, or no spares: to the count */
             return dropped(t, r, a, h, atab__count_drop(a, 1, own, queue_room(r)));
-        if (!e && ATAB__UNLIKELY(!atab__in_table(t, a, h)))
-            return foreign_release(r);   /* its entry would hand it out here */
         atab__count_mark_spared(a);   /* an entry found may have been made for
                                          an atom freed since (thread.h) */
         if (!e)

@@ -432,8 +432,9 @@ static inline int atab__ref(atab_table *t, atab__rec *r, const atab_atom *a, uin
 ** as a spare in the cache while others hold the atom too, else dropped
 ** from the count (with this thread's spares, when it was the last holder
 ** it can see). ATAB_OK; ATAB_EREFS for a release of a reference nobody
-** holds; ATAB_EINVAL for another table's atom that would become a spare
-** here (found in no slot of t); nothing changes on either error. */
+** holds; ATAB_EINVAL for another table's atom that others hold (found in
+** no slot of t: it would become a spare here, or, in a checked table, leave
+** the count); nothing changes on either error. */
 ATAB__HIDDEN int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h);
 
 /* May a release keep its reference on a as a spare in a's entry, value x?

@@ -428,6 +428,41 @@ static void a_release_of_another_tables_held_atom_is_refused(void **state)
     atab_table_free(t2);
 }
 
+/* The same release to a table made with ATAB_CHECKED_REFS, whose caches
+** keep no spares: refused as a plain table refuses it (ATAB_EINVAL,
+** counted, the count untouched), not dropped from the count of an atom
+** that its own table's holders still hold (before, the checked table took
+** one of their references: 3 became 2). */
+static void a_checked_table_refuses_another_tables_held_atom(void **state)
+{
+    (void)state;
+    atab_options o = plain_options(NULL, 0);
+    o.sweep_threshold = SIZE_MAX;
+    o.flags |= ATAB_CHECKED_REFS;
+    atab_table *t1 = sweeping_table(NULL, 0, SIZE_MAX), *t2 = atab_table_new(&o);
+    const atab_atom *a = atab_intern_cstr(t1, "held-in-t1");
+    assert_ptr_equal(atab_ref(a), a);
+    assert_ptr_equal(atab_ref(a), a);   /* t1's holders hold 3 */
+    assert_int_equal(atab_release(t2, a), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab__count(a), 3);
+    atab_stats st;
+    atab_get_stats(t2, &st);
+    assert_int_equal(st.misuse, 1);
+    /* t2's own atoms are released as before */
+    const atab_atom *b = atab_intern_cstr(t2, "held-in-t2");
+    assert_ptr_equal(atab_ref(b), b);
+    assert_int_equal(atab_release(t2, b), ATAB_OK);
+    assert_int_equal(atab_release(t2, b), ATAB_OK);
+    assert_int_equal(atab_release(t2, b), ATAB_EREFS);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(atab_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_gc(t1), 1);
+    assert_int_equal(atab_gc(t2), 1);
+    atab_table_free(t1);
+    atab_table_free(t2);
+}
+
 /* Another table's atom with one reference, released here: its count
 ** falls to 0 and it goes on this table's queue (nothing shows the misuse
 ** yet), whose sweep (a threshold of one: at once) finds it in no slot of
@@ -929,6 +964,7 @@ int main(void)
         cmocka_unit_test(a_double_release_after_a_flush_never_frees_a_held_atom),
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
         cmocka_unit_test(a_release_of_another_tables_held_atom_is_refused),
+        cmocka_unit_test(a_checked_table_refuses_another_tables_held_atom),
         cmocka_unit_test(a_queued_release_of_another_tables_atom_leaves_it_to_its_table),
         cmocka_unit_test(a_flush_that_finds_an_over_release_leaves_the_last_error_alone),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
