@@ -339,17 +339,12 @@ static inline int owes_spares(uint64_t x)
     return atab__spares(x) && !(x & ATAB__ENT_STATIC);
 }
 
-/* Gives an entry's spares back to its atom's count and frees the entry. An
-** atom left unused by them is counted towards t->unused, unless a release
-** through this entry counted it already. */
-static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
+/* Gives the spares of entry value x, taken off its entry, back to its
+** atom's count. An atom left unused by them is counted towards t->unused,
+** unless a release through this entry counted it already. */
+static void give_back_value(atab_table *t, atab__rec *r, uint64_t x)
 {
-    uint64_t x = *e;
     unsigned n = atab__spares(x);
-    __atomic_store_n(e, 0, __ATOMIC_RELAXED);   /* before the count: a child forked in
-                                                 between leaks the spares, and never
-                                                 gives them back twice; atomic for the
-                                                 owner's atab__ent_peek */
     if (owes_spares(x)) {
         const atab_atom *a = atab__ent_atom(x);
         int what = atab__count_drop(a, n, 0, queue_room(r));
@@ -357,6 +352,18 @@ static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
                                                                     no caller of ours erred */
             apply_drop(t, r, a, what == ATAB__DROP_QUEUE ? atab__atom_hash(t, a) : 0, what);
     }
+}
+
+/* Gives an entry's spares back to its atom's count and frees the entry
+** (its owner's, while atab__cache_ours). */
+static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
+{
+    uint64_t x = *e;
+    __atomic_store_n(e, 0, __ATOMIC_RELAXED);   /* before the count: a child forked in
+                                                 between leaks the spares, and never
+                                                 gives them back twice; atomic for the
+                                                 owner's atab__ent_peek */
+    give_back_value(t, r, x);
 }
 
 /* The entry of hash h for a, taken over from the atom that had it (whose
@@ -432,10 +439,36 @@ static __attribute__((noinline)) int foreign_release(atab__rec *r)
     return ATAB_EINVAL;
 }
 
+/* atab__unref_slow while a flusher holds r's cache (in a section on r):
+** the spares r's entry for a still holds, where the flusher has not given
+** them back yet, are taken off it with a CAS (the flusher takes each entry
+** with an exchange: give_back_all), so that one of the two gives them back.
+** With them, a release the count is short of (the spares and the caller's
+** reference) is refused, as atab__unref_slow refuses it, and they go back
+** alone; else they go back with the reference. Without, the count alone
+** decides. Nothing is queued: the queue is the flusher's while it holds r. */
+static int unref_held(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
+{
+    uint64_t *e = atab__cache_slot(r, h);
+    unsigned own = 0;
+    for (unsigned w = 0; w < ATAB__CACHE_WAYS && !own; w++) {
+        uint64_t x = __atomic_load_n(&e[w], __ATOMIC_RELAXED);
+        if (atab__ent_atom(x) == a && owes_spares(x) &&
+            __atomic_compare_exchange_n(&e[w], &x, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            own = atab__spares(x);
+    }
+    if (!own)
+        return atab__unref_direct(t, a);
+    int what = atab__count_drop(a, own + 1, 0, 0);
+    if (what == ATAB__DROP_MISUSE)   /* the caller holds none: its spares alone go back */
+        apply_drop(t, NULL, a, 0, atab__count_drop(a, own, 0, 0));
+    return dropped(t, NULL, a, 0, what);
+}
+
 int atab__unref_slow(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
     if (!atab__cache_ours(r))
-        return atab__unref_direct(t, a);
+        return unref_held(t, r, a, h);
     uint64_t *e = atab__cache_find(r, a, h);
     unsigned own = e ? atab__spares(*e) : 0;
     uint32_t c = atab__count(a);
@@ -504,12 +537,14 @@ static void fold_counts(atab_table *t, atab__rec *r)
     fold_zeros(t, r);
 }
 
-/* Gives back every entry of a record whose cache the caller owns. */
+/* Gives back every entry of a record whose cache the caller owns: its
+** thread's, or a flusher's, against whose exchanges its thread's release
+** takes its entry's spares with a CAS (unref_held). */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
     for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
-        if (r->e[i])
-            give_back(t, r, &r->e[i]);
+        if (__atomic_load_n(&r->e[i], __ATOMIC_RELAXED))
+            give_back_value(t, r, __atomic_exchange_n(&r->e[i], 0, __ATOMIC_RELAXED));
     fold_zeros(t, r);
 }
 

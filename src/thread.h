@@ -32,8 +32,11 @@
 ** the counts when an entry is evicted, when the thread exits, and when a
 ** flush asks for them (every sweep, reports): a flusher raises the
 ** record's flush_req, after which the owner leaves its cache alone and
-** works on the counts directly until the flusher is done, so flushing never
-** waits on the owner either, beyond the section it is in.
+** works on the counts directly until the flusher is done (but for a
+** release, which first takes the spares its entry for the atom may still
+** hold, with a CAS against the flusher's exchange, so that the count it
+** checks the release against holds them: thread.c, unref_held), so
+** flushing never waits on the owner either, beyond the section it is in.
 **
 ** Queues. A thread that brings an atom's count to 0 puts it on its queue
 ** (atom.h: QUEUED). When the queue is full, the thread sweeps it after the

@@ -287,6 +287,53 @@ static void double_release_during_a_full_sweeps_kills_is_refused(void **state)
     assert_int_equal(wa.live, 0);
 }
 
+/* Main keeps spares of X in its cache (a lookup's refill) besides the one
+** reference it holds, and nobody else holds X. A full sweep F stops while
+** it holds main's record ("flush:record"), before it gives main's spares
+** back; main's releases then go to the count, its cache being F's. Its
+** last reference's release is taken, and its double release must be
+** refused as it is with no sweep under way: before, the release to the
+** count saw only the count, which still held main's spares, so the double
+** release took one of them (ATAB_OK), F's give-back found the count short
+** (a misuse, counted) and X was kept for good, at a count no entry holds. */
+static void double_release_while_a_sweep_holds_this_thread_s_spares_is_refused(void **state)
+{
+    (void)state;
+    need_sections();
+    watch_alloc wa = {0};
+    atab_allocator al = wa_allocator(&wa);
+    spare_case g = {0};
+    stepper f;
+    atab_stats st;
+    pauses_reset();
+    g.t = race_table(&al);
+    const char *key = "x-spared-by-main";
+    const atab_atom *x = atab_intern_cstr(g.t, key);
+    int x_blk = wa_watch(&wa, x);
+    assert_ptr_equal(atab_lookup(g.t, key, strlen(key)), x);   /* main's entry */
+    assert_ptr_equal(atab_lookup(g.t, key, strlen(key)), x);   /* its refill: spares */
+    assert_int_equal(atab_release(g.t, x), ATAB_OK);   /* kept as spares */
+    assert_int_equal(atab_release(g.t, x), ATAB_OK);
+    assert_true(atab__count(x) > 1);   /* main's one reference and its spares */
+    pause_at *p = pause_arm("flush:record", ROLE_A, my_rec(g.t));
+    stepper_start(&f, ROLE_A, gc_steps, &g);
+    step_post(&f, 1);
+    pause_wait(p);   /* F holds main's record, its spares not given back yet */
+    assert_int_equal(atab_release(g.t, x), ATAB_OK);      /* main's last reference */
+    assert_int_equal(atab_release(g.t, x), ATAB_EREFS);   /* the double release */
+    assert_int_equal(atab_last_error(), ATAB_EREFS);
+    pause_release(p);
+    step_wait(&f);
+    assert_int_equal(g.rc, 1);
+    assert_int_equal(wa_frees(&wa, x_blk), 1);   /* unheld: freed by F */
+    atab_get_stats(g.t, &st);
+    assert_int_equal(st.misuse, 1);
+    assert_int_equal(st.atoms, 0);
+    stepper_quit(&f);
+    atab_table_free(g.t);
+    assert_int_equal(wa.live, 0);
+}
+
 /* The same double release while F is paused in its walk ("sweep:kill", at
 ** an unused atom Y of a shard it walks before X's) and another thread S
 ** asks for the table's stats, whose flush of its own must leave F's hold
@@ -974,6 +1021,7 @@ int main(void)
         cmocka_unit_test(checked_table_refuses_the_double_release),
         cmocka_unit_test(double_release_while_the_spare_holder_is_in_its_hit),
         cmocka_unit_test(double_release_during_a_full_sweeps_kills_is_refused),
+        cmocka_unit_test(double_release_while_a_sweep_holds_this_thread_s_spares_is_refused),
         cmocka_unit_test(stats_during_a_full_sweeps_walk_leave_its_hold),
         cmocka_unit_test(double_release_of_an_atom_a_full_sweep_killed_is_refused),
         cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
