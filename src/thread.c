@@ -446,7 +446,9 @@ static __attribute__((noinline)) int foreign_release(atab__rec *r)
 ** With them, a release the count is short of (the spares and the caller's
 ** reference) is refused, as atab__unref_slow refuses it, and they go back
 ** alone; else they go back with the reference. Without, the count alone
-** decides. Nothing is queued: the queue is the flusher's while it holds r. */
+** decides, once another table's atom that others hold is refused (as
+** atab__unref_slow refuses it). Nothing is queued: the queue is the
+** flusher's while it holds r. */
 static int unref_held(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h);
@@ -457,8 +459,12 @@ static int unref_held(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t 
             __atomic_compare_exchange_n(&e[w], &x, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             own = atab__spares(x);
     }
-    if (!own)
+    if (!own) {
+        uint32_t c = atab__count(a);
+        if (c > 1 && c < ATAB__REF_SAT && ATAB__UNLIKELY(!atab__in_table(t, a, h)))
+            return foreign_release(r);   /* as atab__unref_slow: others hold it */
         return atab__unref_direct(t, a);
+    }
     int what = atab__count_drop(a, own + 1, 0, 0);
     if (what == ATAB__DROP_MISUSE)   /* the caller holds none: its spares alone go back */
         apply_drop(t, NULL, a, 0, atab__count_drop(a, own, 0, 0));

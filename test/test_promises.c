@@ -334,6 +334,45 @@ static void double_release_while_a_sweep_holds_this_thread_s_spares_is_refused(v
     assert_int_equal(wa.live, 0);
 }
 
+/* Another table's atom that its own table's holders hold, released to t
+** while a full sweep F of t holds this thread's record ("flush:record"):
+** refused (ATAB_EINVAL, counted, the count untouched), as it is with no
+** sweep under way. Before, the release went to the count unchecked and took
+** one of those holders' references (3 became 2). */
+static void another_tables_atom_released_while_a_sweep_holds_the_record_is_refused(void **state)
+{
+    (void)state;
+    need_sections();
+    spare_case g = {0};
+    stepper f;
+    atab_stats st;
+    pauses_reset();
+    atab_table *t1 = race_table(NULL);
+    g.t = race_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t1, "held-in-t1");
+    assert_ptr_equal(atab_ref(a), a);
+    assert_ptr_equal(atab_ref(a), a);   /* t1's holders hold 3 */
+    const atab_atom *b = atab_intern_cstr(g.t, "main-s-record-on-t");
+    pause_at *p = pause_arm("flush:record", ROLE_A, my_rec(g.t));
+    stepper_start(&f, ROLE_A, gc_steps, &g);
+    step_post(&f, 1);
+    pause_wait(p);   /* F holds main's record on t */
+    assert_int_equal(atab_release(g.t, a), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab__count(a), 3);
+    assert_int_equal(atab_release(g.t, b), ATAB_OK);   /* t's own, as before */
+    pause_release(p);
+    step_wait(&f);
+    atab_get_stats(g.t, &st);
+    assert_int_equal(st.misuse, 1);
+    stepper_quit(&f);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(atab_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_gc(t1), 1);
+    atab_table_free(t1);
+    atab_table_free(g.t);
+}
+
 /* The same double release while F is paused in its walk ("sweep:kill", at
 ** an unused atom Y of a shard it walks before X's) and another thread S
 ** asks for the table's stats, whose flush of its own must leave F's hold
@@ -1022,6 +1061,7 @@ int main(void)
         cmocka_unit_test(double_release_while_the_spare_holder_is_in_its_hit),
         cmocka_unit_test(double_release_during_a_full_sweeps_kills_is_refused),
         cmocka_unit_test(double_release_while_a_sweep_holds_this_thread_s_spares_is_refused),
+        cmocka_unit_test(another_tables_atom_released_while_a_sweep_holds_the_record_is_refused),
         cmocka_unit_test(stats_during_a_full_sweeps_walk_leave_its_hold),
         cmocka_unit_test(double_release_of_an_atom_a_full_sweep_killed_is_refused),
         cmocka_unit_test(spares_from_hits_survive_a_foreign_over_release_and_the_queue_sweep),
