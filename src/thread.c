@@ -440,15 +440,11 @@ static __attribute__((noinline)) int foreign_release(atab__rec *r)
 }
 
 /* atab__unref_slow while a flusher holds r's cache (in a section on r):
-** the spares r's entry for a still holds, where the flusher has not given
-** them back yet, are taken off it with a CAS (the flusher takes each entry
-** with an exchange: give_back_all), so that one of the two gives them back.
-** With them, a release the count is short of (the spares and the caller's
-** reference) is refused, as atab__unref_slow refuses it, and they go back
-** alone; else they go back with the reference. Without, the count alone
-** decides, once another table's atom that others hold is refused (as
-** atab__unref_slow refuses it). Nothing is queued: the queue is the
-** flusher's while it holds r. */
+** the spares r's entry for a still holds are taken off it with a CAS (the
+** flusher takes each entry with an exchange), so one of the two gives them
+** back; a release the count is short of (them and the caller's reference)
+** is refused as atab__unref_slow refuses it, and so is another table's
+** atom that others hold. Nothing is queued: the queue is the flusher's. */
 static int unref_held(atab_table *t, atab__rec *r, const atab_atom *a, uint64_t h)
 {
     uint64_t *e = atab__cache_slot(r, h);
@@ -543,9 +539,8 @@ static void fold_counts(atab_table *t, atab__rec *r)
     fold_zeros(t, r);
 }
 
-/* Gives back every entry of a record whose cache the caller owns: its
-** thread's, or a flusher's, against whose exchanges its thread's release
-** takes its entry's spares with a CAS (unref_held). */
+/* Gives back every entry of a record whose cache the caller owns, each
+** taken with an exchange (against a release's CAS: unref_held). */
 static void give_back_all(atab_table *t, atab__rec *r)
 {
     for (unsigned i = 0; i < ATAB__CACHE_SIZE; i++)
