@@ -274,10 +274,7 @@ void atab__recycle(atab_table *t, const atab_atom **q, atab_atom *const *atoms, 
     memset(kept, 0, sizeof old);
     if (pend)
         pend_onto(t, atab__queue_pend(q, t->queue_cap), kept);
-    /* with a memory limit the blocks go back to their chunks at once: a
-    ** block this thread kept could refuse another thread's atom, as a run
-    ** of freed blocks would (chunk.h: atab__chunk_carve_many) */
-    atab_atom **onto = t->memory_limit ? old : kept;
+    atab_atom **onto = t->memory_limit ? old : kept;   /* a limit: none kept (thread.h) */
     for (size_t i = 0; i < n; i++) {
         atab_atom *a = atoms[i];
         if (!a)
@@ -359,10 +356,9 @@ static void give_back_value(atab_table *t, atab__rec *r, uint64_t x)
 static void give_back(atab_table *t, atab__rec *r, uint64_t *e)
 {
     uint64_t x = *e;
-    __atomic_store_n(e, 0, __ATOMIC_RELAXED);   /* before the count: a child forked in
-                                                 between leaks the spares, and never
-                                                 gives them back twice; atomic for the
-                                                 owner's atab__ent_peek */
+    /* before the count: a child forked in between leaks the spares, never
+    ** gives them back twice; atomic for the owner's atab__ent_peek */
+    __atomic_store_n(e, 0, __ATOMIC_RELAXED);
     give_back_value(t, r, x);
 }
 
