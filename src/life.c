@@ -161,12 +161,20 @@ int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
 ** table no more after its atomic step unless it is that one. */
 #define CLOSING ((size_t)1)
 
+/* Tables made and not yet freed in this process (atomic). */
+static size_t live_tables;
+
 /* Is dynamic atom a, which the caller holds (a reference, or a handle), one
-** of t's? Held, it is linked (never killed), so a probe of its shard's array
-** finds it there: in a section on this thread's record, else under the
-** shard's lock. Another table's atom is in no slot of t. */
+** of t's? With no other table live, it is: an atom held is its live
+** table's (the table's count rose before its first atom was made, so a
+** holder reads 2 or more while another table lives). Else, held, it is
+** linked (never killed), so a probe of its shard's array finds it there:
+** in a section on this thread's record, else under the shard's lock.
+** Another table's atom is in no slot of t. */
 static int atom_of(atab_table *t, const atab_atom *a)
 {
+    if (__atomic_load_n(&live_tables, __ATOMIC_RELAXED) < 2)
+        return 1;
     uint64_t h = atab__atom_hash(t, a);
     atab__rec *r = atab__rec_of(t);
     int in;
@@ -308,6 +316,7 @@ static int cpu_prefetchw(void)
 
 static int table_init(atab_table *t, const atab_options *o)
 {
+    __atomic_add_fetch(&live_tables, 1, __ATOMIC_RELAXED);   /* table_destroy: less one */
     t->seed = (o->flags & ATAB_FIXED_SEED) ? o->seed : random_seed(t);
     t->hkeys = atab__hash_keys(t->seed);
     t->key_page_mask = reads_before_keys() ? ATAB__PAGE_MASK : 0;
@@ -370,6 +379,7 @@ atab_table *atab_table_new(const atab_options *opts)
 /* Frees everything; no thread may use the table any more. */
 static void table_destroy(atab_table *t)
 {
+    __atomic_sub_fetch(&live_tables, 1, __ATOMIC_RELAXED);
     atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];
