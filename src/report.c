@@ -722,26 +722,27 @@ static int is_explicit(const entry *e)
 
 /* about:memory's heap-unclassified: with a "heap-allocated" entry, the
 ** heap bytes no explicit HEAP entry claims become a kid of the root
-** (negative when the entries claim more than the allocator reports). */
+** (negative when the entries claim more than the allocator reports).
+** Entries of equal paths are summed, heap-allocated's too. */
 static int add_heap_unclassified(tree *tr, const entries *l)
 {
-    const entry *ha = NULL;
-    int64_t heap = 0;
+    int have = 0;
+    int64_t heap = 0, allocated = 0;
     for (size_t i = 0; i < l->n; i++) {
         const entry *e = &l->e[i];
         if (strcmp(e->path, "heap-allocated") == 0)
-            ha = e;
+            have = 1, allocated += e->amount;
         else if (is_explicit(e) && e->kind == ATAB_KIND_HEAP)
             heap += e->amount;
     }
-    if (!ha)
+    if (!have)
         return 0;
     for (int i = 0; i < tr->n[0].nkids; i++) {   /* the host gave its own */
         const node *k = &tr->n[tr->n[0].kids[i]];
         if (k->len == 17 && memcmp(k->name, "heap-unclassified", 17) == 0)
             return 0;
     }
-    return tree_add(tr, "explicit/heap-unclassified", ha->amount - heap);
+    return tree_add(tr, "explicit/heap-unclassified", allocated - heap);
 }
 
 /* The explicit tree; -1 when it does not fit the fixed arrays. */
@@ -769,28 +770,41 @@ static int write_explicit(out *o, const entries *l)
 
 /* "Other Measurements": every entry outside explicit/, sorted by name
 ** (about:memory's degenerate trees), amounts right-aligned, no
-** percentage; bytes and counts together. */
+** percentage; bytes and counts together. Entries of equal paths are
+** one line, their amounts summed, as about:memory merges them. */
 static void write_other(out *o, const entries *l)
 {
     const entry *sel[MAX_ENTRIES];
+    int64_t sum[MAX_ENTRIES];
     size_t m = 0, wmax = 0;
     char amt[48];
     for (size_t i = 0; i < l->n; i++) {
         const entry *e = &l->e[i];
         if (is_explicit(e))
             continue;
-        size_t j = m++;
-        for (; j > 0 && strcmp(sel[j - 1]->path, e->path) > 0; j--)
+        size_t j = 0;
+        while (j < m && strcmp(sel[j]->path, e->path) != 0)
+            j++;
+        if (j < m) {   /* an equal path: summed (each within the bound) */
+            sum[j] += e->amount;
+            continue;
+        }
+        for (j = m++; j > 0 && strcmp(sel[j - 1]->path, e->path) > 0; j--) {
             sel[j] = sel[j - 1];
+            sum[j] = sum[j - 1];
+        }
         sel[j] = e;
-        size_t w = format_amount(amt, e->amount, e->units);
+        sum[j] = e->amount;
+    }
+    for (size_t i = 0; i < m; i++) {
+        size_t w = format_amount(amt, sum[i], sel[i]->units);
         wmax = w > wmax ? w : wmax;
     }
     if (m == 0)
         return;
     puts_(o, "\nOther Measurements\n\n");
     for (size_t i = 0; i < m; i++) {
-        size_t w = format_amount(amt, sel[i]->amount, sel[i]->units);
+        size_t w = format_amount(amt, sum[i], sel[i]->units);
         repeat(o, " ", wmax - w);
         put(o, amt, w);
         puts_(o, " ── ");

@@ -1251,6 +1251,46 @@ static void the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters(voi
     atab_table_free(t);
 }
 
+/* Extra entries with equal paths are summed (atab_report_entry.path), as
+** about:memory sums a dump's reports of one path: outside explicit/ too,
+** where the tree shows one line of their sum, and heap-unclassified is
+** heap-allocated's sum minus the explicit HEAP entries. */
+static void equal_extra_paths_outside_explicit_are_summed_in_the_tree(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    atab_report_entry x[4] = {
+        {"heap-allocated", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 1000000, "libc"},
+        {"heap-allocated", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 500000, "jemalloc"},
+        {"resident", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 7000000, "rss"},
+        {"resident", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 2000000, "rss"},
+    };
+    atab_report_options o = {NULL, x, 4};
+    static sink k;
+    got g;
+    report_ex_into(t, &o, &g);
+    int64_t heap = 0;
+    for (int i = 0; i < g.n; i++)
+        if (strncmp(g.e[i].path, "explicit/", 9) == 0 && g.e[i].kind == ATAB_KIND_HEAP)
+            heap += g.e[i].amount;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    const char *hu = line_of(k.buf, "── heap-unclassified");
+    assert_non_null(hu);
+    assert_int_equal(parse_amount(strpbrk(hu, "-0123456789")), 1500000 - heap);
+    assert_non_null(strstr(k.buf, "1,500,000 B (100.0%) -- explicit\n"));
+    const char *om = strstr(k.buf, "\nOther Measurements\n\n");
+    assert_non_null(om);
+    const char *ha = line_of(om, "── heap-allocated"), *rs = line_of(om, "── resident");
+    assert_non_null(ha);
+    assert_non_null(rs);
+    assert_int_equal(parse_amount(ha), 1500000);
+    assert_int_equal(parse_amount(rs), 9000000);
+    assert_null(line_of(strchr(ha, '\n'), "── heap-allocated"));   /* one line each */
+    assert_null(line_of(strchr(rs, '\n'), "── resident"));
+    atab_table_free(t);
+}
+
 static void a_prefix_keeps_two_tables_apart(void **state)
 {
     (void)state;
@@ -1641,6 +1681,7 @@ int main(void)
         cmocka_unit_test(tree_shows_every_path_largest_first),
         cmocka_unit_test(the_tree_follows_about_memorys_rules_for_the_same_entries),
         cmocka_unit_test(a_prefix_keeps_two_tables_apart),
+        cmocka_unit_test(equal_extra_paths_outside_explicit_are_summed_in_the_tree),
         cmocka_unit_test(the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters),
         cmocka_unit_test(bad_extra_entries_are_einval),
         cmocka_unit_test(extra_amounts_past_the_bound_are_einval_and_at_it_add_up),
