@@ -527,6 +527,32 @@ static void an_atom_of_the_default_set_is_an_error_unless_no_default(void **stat
     free(msgs);
 }
 
+/* The default list's file name is data, not a format: a name with '%'
+** conversions in it (here %s and %n) is printed as it is in the message
+** for a default-set atom, never read as conversions by fprintf (which,
+** with no arguments for them, read and write through garbage). */
+static void a_default_list_named_with_percent_signs_is_printed_as_is(void **state)
+{
+    (void)state;
+    char list[128], oc[128], oh[128], def[128];
+    char *msgs = NULL;
+    size_t n = 0;
+    snprintf(list, sizeof list, "%s/list", dir);
+    snprintf(oc, sizeof oc, "%s/out.c", dir);
+    snprintf(oh, sizeof oh, "%s/out.h", dir);
+    snprintf(def, sizeof def, "%s/d%%s%%s%%s%%n%%s%%s.atoms", dir);
+    write_file("list", "mine\ndiv\n", 9);
+    write_file("d%s%s%s%n%s%s.atoms", "div\nspan\n", 9);
+    char *argv[] = {"gen", "--name", "tset", "--default-list", def, list, oc, oh, NULL};
+    FILE *err = open_memstream(&msgs, &n);
+    assert_int_equal(genstatic_main(8, argv, err), 1);
+    fclose(err);
+    rm("d%s%s%s%n%s%s.atoms");
+    assert_non_null(strstr(msgs, "/list:2: 'div' is in the default set (ATAB_ATOM(div), "
+                                 "d%s%s%s%n%s%s.atoms line 1)"));
+    free(msgs);
+}
+
 /* ---- names that would not compile ---- */
 
 /* The exit status for --name NAME [--macro MACRO] on a one-atom list,
@@ -769,6 +795,7 @@ int main(void)
         cmocka_unit_test(an_empty_list_and_bad_usage_fail),
         cmocka_unit_test(identifiers_are_made_as_the_default_sets_are),
         cmocka_unit_test(an_atom_of_the_default_set_is_an_error_unless_no_default),
+        cmocka_unit_test(a_default_list_named_with_percent_signs_is_printed_as_is),
         cmocka_unit_test(names_that_would_not_compile_are_refused),
         cmocka_unit_test(names_the_standard_headers_reserve_are_refused),
         cmocka_unit_test(one_path_for_both_outputs_or_an_input_is_refused),

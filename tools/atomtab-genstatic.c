@@ -1064,14 +1064,14 @@ static long check_default(gs_list *l, const gs_opts *o, FILE *err)
             seen_add(&s, &def.v[i]);
         for (size_t i = 0; i < l->n; i++) {
             const gs_atom *d = seen_add(&s, &l->v[i]);
-            char msg[320];
             if (!d || d < def.v || d >= def.v + def.n)
                 continue;   /* not a default atom (or a duplicate, reported before) */
-            snprintf(msg, sizeof msg, "'%%s' is in the default set (ATAB_ATOM(%.63s), %.40s"
-                     " line %ld), which tables search first: remove it, or pass --no-default"
-                     " if the host does not register the default set", d->id,
-                     base_name(path), d->line);
-            gs_error(l, l->v[i].line, msg, l->v[i].name);
+            /* the file's name is data: an argument, never part of a format */
+            fprintf(l->err, "%s:%ld: '%s' is in the default set (ATAB_ATOM(%.63s), %.40s"
+                    " line %ld), which tables search first: remove it, or pass --no-default"
+                    " if the host does not register the default set\n", l->file,
+                    l->v[i].line, l->v[i].name, d->id, base_name(path), d->line);
+            l->errors++;
             bad++;
         }
         free(s.v);
