@@ -305,6 +305,15 @@ int atab__chunks_purge(atab_table *t)
     return freed;
 }
 
+void *atab__alloc_or_purge(atab_table *t, size_t bytes)
+{
+    atab_status saved = atab_last_error();
+    void *p = atab__alloc(t, bytes);
+    if (!p && atab__chunks_purge(t) && (p = atab__alloc(t, bytes)) != NULL)
+        atab__set_error(saved);
+    return p;
+}
+
 /* The table's own bump is retired too: threads without a record (debug
 ** builds, a record that could not be had) carve from it, and its chunk
 ** should come back once they are done with it, as a record's does when its

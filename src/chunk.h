@@ -222,6 +222,13 @@ ATAB__HIDDEN void atab__chunk_free_lists(atab_table *t, atab_atom **lists);
 ** chunk_lock only where a chunk was seen emptied since the last purge
 ** (t->n_empty, read first as a hint). */
 ATAB__HIDDEN int atab__chunks_purge(atab_table *t);
+/* atab__alloc for a block of the table's that is not an atom's (a folded
+** copy of a key, a host cache's arrays): when the allocator or the memory
+** limit refuses it, the chunks left empty are freed (atab__chunks_purge)
+** and it is tried again, as an atom's allocation is (table.c: new_atom;
+** no thread's kept blocks: those go back only under a shard's lock). A
+** block had on the second try leaves the last error as it was. */
+ATAB__HIDDEN void *atab__alloc_or_purge(atab_table *t, size_t bytes);
 /* Retires the table's own current chunk and frees the chunks left empty
 ** (a full sweep's last step). */
 ATAB__HIDDEN void atab__chunks_gc(atab_table *t);

@@ -102,7 +102,7 @@ static hcache *caches_of(atab_table *t)
     void *cur = __atomic_load_n(&t->host_cache, __ATOMIC_ACQUIRE);
     if (cur)
         return cur;
-    hcache *mine = atab__alloc(t, sizeof *mine);
+    hcache *mine = atab__alloc_or_purge(t, sizeof *mine);
     if (!mine)
         return NULL;
     pthread_mutex_init(&mine->lock, NULL);
@@ -120,7 +120,7 @@ atab_host_cache *atab_host_cache_new(atab_table *t, const atab_host_ops *ops)
     if (!t || !ops || !ops->create || !ops->drop)
         return atab__fail(ATAB_EINVAL);
     hcache *l = caches_of(t);
-    atab_host_cache *c = l ? atab__alloc(t, sizeof *c) : NULL;
+    atab_host_cache *c = l ? atab__alloc_or_purge(t, sizeof *c) : NULL;
     if (!c)
         return NULL;
     memset(c, 0, sizeof *c);
@@ -170,7 +170,7 @@ static void swap_array(atab_host_cache *c, cent *ne, size_t cap)
 ** when it cannot be allocated: the old array stays. */
 static int rebuild(atab_host_cache *c, size_t cap)
 {
-    cent *ne = atab__alloc(c->t, block_size(cap));
+    cent *ne = atab__alloc_or_purge(c->t, block_size(cap));
     if (!ne)
         return -1;
     for (size_t i = 0; i < cap; i++)

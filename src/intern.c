@@ -754,20 +754,6 @@ static __attribute__((noinline)) void fold_lower(char *dst, const char *s, size_
         dst[i] = (char)((unsigned)(unsigned char)s[i] - 'A' < 26u ? s[i] | 0x20 : s[i]);
 }
 
-/* A block of `bytes` for a folded copy, from the table's allocator; when
-** that fails, the chunks left empty are freed first (they count against
-** the memory limit) and it is tried again, as for an atom (table.c:
-** new_atom; no kept blocks: those go back only under a shard's lock). A
-** block had on the second try leaves the last error as it was. */
-static void *fold_block(atab_table *t, size_t bytes)
-{
-    atab_status saved = atab_last_error();
-    void *p = atab__alloc(t, bytes);
-    if (!p && atab__chunks_purge(t) && (p = atab__alloc(t, bytes)) != NULL)
-        atab__set_error(saved);
-    return p;
-}
-
 /* Already lowercase: interned in place (no copy). Else folded on the stack
 ** or, past LOWER_STACK bytes, in a block from the table's allocator (which
 ** may fail: ATAB_ENOMEM or ATAB_ELIMIT, the table unchanged). */
@@ -778,7 +764,7 @@ const atab_atom *atab_intern_lower(atab_table *t, const char *s, size_t len)
         return NULL;
     if (!has_upper(s, len))
         return atab_intern(t, s, len);
-    if (len > sizeof local && !(buf = fold_block(t, len)))
+    if (len > sizeof local && !(buf = atab__alloc_or_purge(t, len)))
         return NULL;
     fold_lower(buf, s, len);
     const atab_atom *a = atab_intern(t, buf, len);
@@ -805,7 +791,7 @@ const atab_atom *atab_intern_lower_utf16(atab_table *t, const uint16_t *s, size_
         int rc = atab__utf16_measure(s, len, &len8);
         if (rc != ATAB_OK)
             return atab__fail(rc);
-        if (!(buf = fold_block(t, len * sizeof *buf)))
+        if (!(buf = atab__alloc_or_purge(t, len * sizeof *buf)))
             return NULL;
     }
     for (i = 0; i < len; i++)

@@ -720,7 +720,12 @@ static void chunks_an_exited_thread_emptied_give_way_to_a_growing_shard(void **s
 ** that copy while they are held, the fold is made and interned. */
 enum { FOLDED_LEN = 1000 };
 
-static void churn_then_folded_key(size_t limit, size_t *left, int *made)
+/* A table at `limit` whose thread swept a queue's worth of atoms (the
+** chunks it emptied still out), with atom *held made; *left its bytes in
+** use then; *made what `last` (a step that allocates) returned. */
+typedef int (*last_step)(atab_table *t, const atab_atom *held);
+
+static void churn_then(size_t limit, size_t *left, int *made, last_step last)
 {
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
@@ -734,21 +739,30 @@ static void churn_then_folded_key(size_t limit, size_t *left, int *made)
         snprintf(buf, sizeof buf, "dead-%05d", i);
         assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
     }
+    const atab_atom *held = atab_intern_cstr(t, "held");
+    assert_non_null(held);
     atab_stats st;
     atab_get_stats(t, &st);
     *left = st.bytes;
+    *made = last(t, held);
+    assert_int_equal(atab_release(t, held), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static int folded_key(atab_table *t, const atab_atom *held)
+{
+    (void)held;
     static char upper[FOLDED_LEN];
     memset(upper, 'F', sizeof upper);
     const atab_atom *a = atab_intern_lower(t, upper, sizeof upper);
-    *made = a != NULL;
-    if (a) {
-        assert_int_equal(atab_chars(a)[0], 'f');
-        atab_release(t, a);
-    } else {
+    if (!a) {
         assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+        return 0;
     }
-    atab_table_free(t);
-    assert_int_equal(c.live, 0);
+    assert_int_equal(atab_chars(a)[0], 'f');
+    atab_release(t, a);
+    return 1;
 }
 
 static void chunks_a_sweep_emptied_give_way_to_a_folded_copy(void **state)
@@ -759,15 +773,77 @@ static void chunks_a_sweep_emptied_give_way_to_a_folded_copy(void **state)
 #endif
     size_t left, again;
     int made;
-    churn_then_folded_key((size_t)1 << 30, &left, &made);
+    churn_then((size_t)1 << 30, &left, &made, folded_key);
     assert_true(made);
     /* the copy (FOLDED_LEN bytes) is one byte short of room; the atom, its
     ** slot array and the copy fit once the emptied 3 KB are back */
-    churn_then_folded_key(left + FOLDED_LEN - 1, &again, &made);
+    churn_then(left + FOLDED_LEN - 1, &again, &made, folded_key);
     assert_int_equal(again, left);   /* the same table up to the fold */
     if (!made)
         fail_msg("atab_intern_lower refused ATAB_ELIMIT at %zu bytes in use of a limit of %zu "
                  "while chunks a sweep emptied were still out", again, left + FOLDED_LEN - 1);
+}
+
+/* The same for host caches' own allocations (the table's list of caches,
+** each cache, its first array of entries): at a limit one byte short of
+** what four caches of the held atom's string take while the emptied chunks
+** are held, the caches are made and keep it. */
+static size_t hc_bytes;   /* what the cache took, with no limit in the way */
+
+static void *hc_create(void *ud, atab_table *t, const atab_atom *a, unsigned *string_refs)
+{
+    (void)ud, (void)t;
+    *string_refs = 0;   /* a copy of its own: no reference on the atom */
+    return (void *)(uintptr_t)a;
+}
+
+static void hc_drop(void *ud, void *s)
+{
+    (void)ud, (void)s;
+}
+
+static int host_cache_step(atab_table *t, const atab_atom *held)
+{
+    enum { CACHES = 4 };   /* 4 x 456 bytes: past what the sweeps above need beyond their end */
+    atab_stats st;
+    atab_get_stats(t, &st);
+    size_t before = st.bytes;
+    atab_host_ops ops = {hc_create, NULL, hc_drop, NULL};
+    atab_host_cache *hc[CACHES] = {NULL};
+    int made = 1;
+    for (int i = 0; i < CACHES && made; i++) {
+        hc[i] = atab_host_cache_new(t, &ops);
+        void *s = hc[i] ? atab_host_cache_get(hc[i], held) : NULL;
+        if (!s)
+            assert_int_equal(atab_last_error(), ATAB_ELIMIT);
+        else
+            assert_ptr_equal(s, held);
+        made = s != NULL;
+    }
+    atab_get_stats(t, &st);
+    if (made)
+        hc_bytes = st.bytes - before;
+    for (int i = 0; i < CACHES; i++)
+        atab_host_cache_free(hc[i]);
+    return made;
+}
+
+static void chunks_a_sweep_emptied_give_way_to_a_host_cache(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, no bumps of their own */
+#endif
+    size_t left, again;
+    int made;
+    churn_then((size_t)1 << 30, &left, &made, host_cache_step);
+    assert_true(made);
+    assert_true(hc_bytes > 0);
+    churn_then(left + hc_bytes - 1, &again, &made, host_cache_step);
+    assert_int_equal(again, left);   /* the same table up to the cache */
+    if (!made)
+        fail_msg("a host cache was refused ATAB_ELIMIT at %zu bytes in use of a limit of %zu "
+                 "while chunks a sweep emptied were still out", again, left + hc_bytes - 1);
 }
 
 /* A block's bytes are given back to the memory limit only once the block
@@ -1084,6 +1160,7 @@ int main(void)
         cmocka_unit_test(chunks_left_empty_give_way_to_a_long_atom_of_a_thread_without_a_record),
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_growing_shard),
         cmocka_unit_test(chunks_a_sweep_emptied_give_way_to_a_folded_copy),
+        cmocka_unit_test(chunks_a_sweep_emptied_give_way_to_a_host_cache),
         cmocka_unit_test(a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again),
         cmocka_unit_test(the_last_room_under_a_memory_limit_is_carved_in_smaller_chunks),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
