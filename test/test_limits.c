@@ -362,6 +362,18 @@ static void a_refused_first_intern_keeps_at_most_its_chunk_at_every_limit(void *
 
 #define RECYCLED "explicit/atoms/dynamic/recycled"   /* left out when none */
 
+/* A table of seed `seed` on allocator al under a memory limit, whose
+** threads' queues hold 256 atoms (plain_options, no static sets). */
+static atab_table *limited_table(const atab_allocator *al, uint64_t seed, size_t limit)
+{
+    atab_options o = plain_options(al, seed);
+    o.memory_limit = limit;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    return t;
+}
+
 /* A thread's sweep keeps no blocks for its next new atoms on a table with
 ** a memory limit (they would count against it, and refuse other threads'
 ** atoms: another_threads_kept_blocks_give_way_to_new_atoms_at_the_memory_limit):
@@ -374,11 +386,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
 #endif
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_options o = plain_options(&al, 0);
-    o.memory_limit = 48 * 1024;
-    o.sweep_threshold = 256;
-    atab_table *t = atab_table_new(&o);
-    assert_non_null(t);
+    atab_table *t = limited_table(&al, 0, 48 * 1024);
     char buf[64];
     for (int i = 0; i < 256; i++) {   /* a queue's worth of 10-byte atoms, swept */
         snprintf(buf, sizeof buf, "dead-%05d", i);
@@ -400,7 +408,7 @@ static void kept_blocks_give_way_to_new_atoms_at_the_memory_limit(void **state)
     assert_int_equal(report_amount(t, RECYCLED, 0), 0);   /* given way before the first refusal */
     atab_stats st;
     atab_get_stats(t, &st);
-    assert_true(st.bytes <= o.memory_limit);
+    assert_true(st.bytes <= 48 * 1024);
     assert_int_equal(st.bytes, c.bytes);
     for (int i = 0; i < n; i++)
         assert_int_equal(atab_release(t, kept[i]), ATAB_OK);
@@ -449,11 +457,7 @@ static void another_threads_kept_blocks_give_way_to_new_atoms_at_the_memory_limi
     static const atab_atom *held[MAXK];
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_options o = plain_options(&al, 0);
-    o.memory_limit = 64 * 1024;
-    o.sweep_threshold = 256;
-    atab_table *t = atab_table_new(&o);
-    assert_non_null(t);
+    atab_table *t = limited_table(&al, 0, 64 * 1024);
     assert_null(atab_lookup(t, "x", 1));   /* this thread's record, before the limit is near */
     idle_churner w = {t, 0, 0, NULL};
     pthread_t th;
@@ -528,11 +532,7 @@ static void churn_then_long_atom(size_t limit, size_t len, enum churn how, size_
 {
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_options o = plain_options(&al, 7);
-    o.memory_limit = limit;
-    o.sweep_threshold = 256;
-    atab_table *t = atab_table_new(&o);
-    assert_non_null(t);
+    atab_table *t = limited_table(&al, 7, limit);
     char *big = malloc(len);
     assert_non_null(big);
     memset(big, 'L', len);
@@ -729,11 +729,7 @@ static void churn_then(size_t limit, size_t *left, int *made, last_step last)
 {
     counting_alloc c = {0};
     atab_allocator al = ca_allocator(&c);
-    atab_options o = plain_options(&al, 7);
-    o.memory_limit = limit;
-    o.sweep_threshold = 256;
-    atab_table *t = atab_table_new(&o);
-    assert_non_null(t);
+    atab_table *t = limited_table(&al, 7, limit);
     char buf[64];
     for (int i = 0; i < 256; i++) {   /* a queue's worth, swept */
         snprintf(buf, sizeof buf, "dead-%05d", i);
@@ -765,23 +761,34 @@ static int folded_key(atab_table *t, const atab_atom *held)
     return 1;
 }
 
-static void chunks_a_sweep_emptied_give_way_to_a_folded_copy(void **state)
+/* `step` run on the churned table with no limit in the way (it must be
+** made), then at a limit one byte short of *need bytes past what the table
+** holds after the churn: made there too, once the emptied chunks are back
+** (at that limit the same table, up to the step). */
+static void made_one_byte_short(last_step step, const size_t *need, const char *what)
 {
-    (void)state;
 #ifdef ATAB_DEBUG
     skip();   /* no records in debug builds: no queues, no bumps of their own */
 #endif
     size_t left, again;
     int made;
-    churn_then((size_t)1 << 30, &left, &made, folded_key);
+    churn_then((size_t)1 << 30, &left, &made, step);
     assert_true(made);
-    /* the copy (FOLDED_LEN bytes) is one byte short of room; the atom, its
-    ** slot array and the copy fit once the emptied 3 KB are back */
-    churn_then(left + FOLDED_LEN - 1, &again, &made, folded_key);
-    assert_int_equal(again, left);   /* the same table up to the fold */
+    assert_true(*need > 0);
+    churn_then(left + *need - 1, &again, &made, step);
+    assert_int_equal(again, left);
     if (!made)
-        fail_msg("atab_intern_lower refused ATAB_ELIMIT at %zu bytes in use of a limit of %zu "
-                 "while chunks a sweep emptied were still out", again, left + FOLDED_LEN - 1);
+        fail_msg("%s was refused ATAB_ELIMIT at %zu bytes in use of a limit of %zu while chunks "
+                 "a sweep emptied were still out", what, again, left + *need - 1);
+}
+
+/* The copy (FOLDED_LEN bytes) one byte short of room: the atom, its slot
+** array and the copy fit once the emptied 3 KB are back. */
+static void chunks_a_sweep_emptied_give_way_to_a_folded_copy(void **state)
+{
+    (void)state;
+    static const size_t need = FOLDED_LEN;
+    made_one_byte_short(folded_key, &need, "atab_intern_lower's copy");
 }
 
 /* The same for host caches' own allocations (the table's list of caches,
@@ -831,19 +838,7 @@ static int host_cache_step(atab_table *t, const atab_atom *held)
 static void chunks_a_sweep_emptied_give_way_to_a_host_cache(void **state)
 {
     (void)state;
-#ifdef ATAB_DEBUG
-    skip();   /* no records in debug builds: no queues, no bumps of their own */
-#endif
-    size_t left, again;
-    int made;
-    churn_then((size_t)1 << 30, &left, &made, host_cache_step);
-    assert_true(made);
-    assert_true(hc_bytes > 0);
-    churn_then(left + hc_bytes - 1, &again, &made, host_cache_step);
-    assert_int_equal(again, left);   /* the same table up to the cache */
-    if (!made)
-        fail_msg("a host cache was refused ATAB_ELIMIT at %zu bytes in use of a limit of %zu "
-                 "while chunks a sweep emptied were still out", again, left + hc_bytes - 1);
+    made_one_byte_short(host_cache_step, &hc_bytes, "a host cache");
 }
 
 /* A block's bytes are given back to the memory limit only once the block
