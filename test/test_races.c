@@ -1248,6 +1248,137 @@ static void reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key(void **s
     kick_schedule(0);
 }
 
+/* The atom a kick of group g will move once g is full, where g may still
+** have empty slots (the keys that fill it have both groups g, so none of
+** them moves): its first full slot's key whose group A is g and whose
+** group B (not g) has room; NULL for none. */
+static const atab_atom *kicked_once_full(kick_case *c, size_t g)
+{
+    for (size_t i = g * ATAB__GROUP; i < (g + 1) * ATAB__GROUP; i++) {
+        if (!atab__slot_full(c->v, i))
+            continue;
+        const atab_atom *a = atab__slot_atom(*atab__slot_ptr(c->v, i));
+        uint64_t h = hash_of(c->t, atab_chars(a), atab_len(a));
+        size_t b = atab__h_group2(h, c->v.ngroups);
+        if (atab__h_group(h, c->v.ngroups) == g && b != g && group_free(c->v, b))
+            return a;
+    }
+    return NULL;
+}
+
+/* Fills group g of the shard with keys whose groups are both g until one
+** slot is left empty; 0 when the shard was rebuilt meanwhile. */
+static int fill_group_but_one(kick_case *c, size_t g)
+{
+    char buf[64];
+    while (group_free(c->v, g) > 1) {
+        next_key(c, g, g, buf, sizeof buf);
+        if (!hold(c, buf))
+            return 0;
+    }
+    return 1;
+}
+
+/* As kick_schedule, but R reads its key's group A while A still has one
+** empty slot (so R will not read B). The main thread then fills that
+** slot (A is full now, and stays so), and interns a key whose groups are
+** both A: a kick moves R's key from A to its B, and the new key takes its
+** slot in A. R's key was in the table throughout; R must find it. */
+static void kick_after_fill_schedule(int long_keys)
+{
+    static kick_case c;
+    char buf[64], fill[64];
+    worker r;
+    memset(&c, 0, sizeof c);
+    setup_hooks();
+    c.t = race_table(NULL);
+    c.prefix = long_keys ? "kick-fill-race-key-longer-than-16-bytes-" : "kf";
+    snprintf(buf, sizeof buf, "%s0", c.prefix);
+    c.shard = shard_of_key(c.t, buf);
+    while (c.v.ngroups < 8) {
+        next_key(&c, SIZE_MAX, SIZE_MAX, buf, sizeof buf);
+        hold(&c, buf);
+    }
+    size_t g = 0;
+    for (;;) {
+        assert_true(c.n_held < 4000);
+        if (!fill_group_but_one(&c, g % c.v.ngroups)) {
+            g = 0;   /* rebuilt: start over on the new array */
+            continue;
+        }
+        atab__shard *sh = &c.t->shards[c.shard];
+        c.moved = kicked_once_full(&c, g % c.v.ngroups);
+        if (c.moved && sh->used + 4 < sh->limit)
+            break;   /* room for the two inserts below without a growth */
+        if (c.moved) {   /* no room: grow the shard, then start over */
+            do
+                next_key(&c, SIZE_MAX, SIZE_MAX, buf, sizeof buf);
+            while (hold(&c, buf));
+            g = 0;
+            c.moved = NULL;
+            continue;
+        }
+        g++;
+    }
+    g %= c.v.ngroups;
+    assert_int_equal(group_free(c.v, g), 1);
+    assert_int_not_equal(atab__group_read(c.v, g, 0).empty, 0);   /* R will not read B */
+    uint64_t hm = hash_of(c.t, atab_chars(c.moved), atab_len(c.moved));
+    size_t b = atab__h_group2(hm, c.v.ngroups), at = slot_in_group(c.v, g, c.moved);
+    assert_true(at != SIZE_MAX);
+    c.warm = atab_intern_cstr(c.t, "kick-fill-race-warm");
+    uint64_t hw = hash_of(c.t, "kick-fill-race-warm", 19);
+    assert_true(atab__h_shard(hw) != c.shard || atab__h_group(hw, c.v.ngroups) != g);
+    next_key(&c, g, g, fill, sizeof fill);   /* the key that fills A */
+    next_key(&c, g, g, buf, sizeof buf);     /* the key that kicks */
+
+    pause_at *p = pause_arm("probe:group_a", ROLE_A, atab__group_ctrl(c.v, g));
+    worker_start(&r, ROLE_A, do_kick_read, &c);
+    pause_wait(p);
+    uint8_t *base = c.v.base;
+    const atab_atom *f = atab_intern_cstr(c.t, fill);
+    assert_non_null(f);
+    const atab_atom *n = atab_intern_cstr(c.t, buf);
+    assert_non_null(n);
+    c.v = atab__arr_of(__atomic_load_n(&c.t->arrs[c.shard], __ATOMIC_ACQUIRE));
+    assert_ptr_equal(c.v.base, base);   /* kicked, not rebuilt */
+    assert_ptr_equal(atab__slot_atom(*atab__slot_ptr(c.v, at)), n);   /* its slot taken */
+    assert_true(slot_in_group(c.v, b, c.moved) != SIZE_MAX);   /* moved to its group B */
+    pause_release(p);
+    worker_join(&r);
+    if (c.got != c.moved)
+        fprintf(stderr, "lookup of a key in the table throughout, moved A -> B by a kick "
+                        "after the reader read A with an empty slot: got %p, want %p\n",
+                (const void *)c.got, (const void *)c.moved);
+    assert_ptr_equal(c.got, c.moved);   /* found where the kick put it */
+
+    assert_int_equal(atab_release(c.t, f), ATAB_OK);
+    assert_int_equal(atab_release(c.t, n), ATAB_OK);
+    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    assert_int_equal(atab_release(c.t, c.warm), ATAB_OK);
+    assert_int_equal(atab_release_all(c.t, c.held, c.n_held), ATAB_OK);
+    atab_stats st;
+    atab_get_stats(c.t, &st);
+    assert_int_equal(st.misuse, 0);
+    atab_table_free(c.t);
+}
+
+static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_long_key(
+    void **state)
+{
+    (void)state;
+    need_sections();
+    kick_after_fill_schedule(1);
+}
+
+static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_short_key(
+    void **state)
+{
+    (void)state;
+    need_sections();
+    kick_after_fill_schedule(0);
+}
+
 /* ---- a lookup past group B (overflow) vs a growth ---- */
 
 typedef struct past_b_case {
@@ -2687,6 +2818,8 @@ int main(void)
         cmocka_unit_test(grower_with_a_memory_limit_waits_for_the_reader_then_frees),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_long_key),
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
+        cmocka_unit_test(a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_long_key),
+        cmocka_unit_test(a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_short_key),
         cmocka_unit_test(a_lookup_past_group_b_paused_while_its_shard_grows_finds_its_key),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
