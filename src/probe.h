@@ -37,7 +37,10 @@ ATAB__INLINE const atab_atom *atab__group_find(atab__arr v, size_t g, uint32_t m
 ** group that has been full keeps no empty slot until its array is
 ** rebuilt (table.h). B's control bytes are read only after A's slots: a
 ** kick puts a key in its group B before its slot in A is emptied and
-** reused, so a probe that finds that slot reused finds the key in B. Most
+** reused, so a probe that finds that slot reused finds the key in B. A
+** kick needs A full, which it may have become only after the probe read
+** A's control bytes with an empty slot: a probe whose match in A failed
+** reads them again, after its slots, and reads B when A is full now. Most
 ** of A's slots lie on the two lines after its control bytes' (a group is
 ** 144 bytes): both are prefetched before the tags are read, so that in a
 ** table past the caches their misses overlap the tags' instead of
@@ -52,6 +55,8 @@ ATAB__INLINE const atab_atom *atab__probe_ab_at(atab__arr v, size_t ga, uint64_t
     atab__group gra = atab__group_read(v, ga, atab__h_ctrl(h));
     ATAB__PAUSE("probe:group_a", ctrl);
     const atab_atom *a = atab__group_find(v, ga, gra.match, h, match, key, at);
+    if (!a && gra.match && gra.empty)   /* a slot matched, but no longer: A may */
+        gra = atab__group_read(v, ga, atab__h_ctrl(h));   /* have filled and kicked */
     if (!a && !gra.empty) {   /* A never filled: no key of A went on to B */
         size_t gb = atab__h_group2(h, v.ngroups);
         a = atab__group_find(v, gb, atab__group_read(v, gb, atab__h_ctrl(h)).match, h, match,
