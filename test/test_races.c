@@ -1086,6 +1086,7 @@ typedef struct kick_case {
     const atab_atom *moved;     /* the atom the kick moves: the reader's key */
     const atab_atom *warm;      /* a key outside the kicked group, read first */
     const atab_atom *got;
+    int rc;                     /* do_kick_release's release */
 } kick_case;
 
 static uint64_t hash_of(atab_table *t, const char *s, size_t len)
@@ -1279,12 +1280,26 @@ static int fill_group_but_one(kick_case *c, size_t g)
     return 1;
 }
 
+/* R's release of the moved key's atom, a reference of its own that its
+** cache has no entry for while the main thread holds another: the release
+** checks that the atom is the table's (atab__in_table), a probe. */
+static void *do_kick_release(void *arg)
+{
+    kick_case *c = arg;
+    assert_ptr_equal(atab_lookup(c->t, atab_chars(c->warm), atab_len(c->warm)), c->warm);
+    c->rc = atab_release(c->t, c->moved);
+    return NULL;
+}
+
 /* As kick_schedule, but R reads its key's group A while A still has one
 ** empty slot (so R will not read B). The main thread then fills that
 ** slot (A is full now, and stays so), and interns a key whose groups are
 ** both A: a kick moves R's key from A to its B, and the new key takes its
-** slot in A. R's key was in the table throughout; R must find it. */
-static void kick_after_fill_schedule(int long_keys)
+** slot in A. R's key was in the table throughout; R must find it.
+** `release`: R releases a reference of its own on the key's atom instead
+** of looking it up: the release must be taken, not refused as another
+** table's atom. */
+static void kick_after_fill_schedule(int long_keys, int release)
 {
     static kick_case c;
     char buf[64], fill[64];
@@ -1333,7 +1348,9 @@ static void kick_after_fill_schedule(int long_keys)
     next_key(&c, g, g, buf, sizeof buf);     /* the key that kicks */
 
     pause_at *p = pause_arm("probe:group_a", ROLE_A, atab__group_ctrl(c.v, g));
-    worker_start(&r, ROLE_A, do_kick_read, &c);
+    if (release)
+        atab_ref(c.moved);   /* R's reference */
+    worker_start(&r, ROLE_A, release ? do_kick_release : do_kick_read, &c);
     pause_wait(p);
     uint8_t *base = c.v.base;
     const atab_atom *f = atab_intern_cstr(c.t, fill);
@@ -1346,15 +1363,22 @@ static void kick_after_fill_schedule(int long_keys)
     assert_true(slot_in_group(c.v, b, c.moved) != SIZE_MAX);   /* moved to its group B */
     pause_release(p);
     worker_join(&r);
-    if (c.got != c.moved)
-        fprintf(stderr, "lookup of a key in the table throughout, moved A -> B by a kick "
-                        "after the reader read A with an empty slot: got %p, want %p\n",
-                (const void *)c.got, (const void *)c.moved);
-    assert_ptr_equal(c.got, c.moved);   /* found where the kick put it */
+    if (release) {
+        if (c.rc != ATAB_OK)
+            fprintf(stderr, "release of an atom in the table throughout, moved A -> B by a "
+                            "kick during its check: %d, not ATAB_OK\n", c.rc);
+        assert_int_equal(c.rc, ATAB_OK);   /* taken, not refused as a foreign atom */
+    } else {
+        if (c.got != c.moved)
+            fprintf(stderr, "lookup of a key in the table throughout, moved A -> B by a kick "
+                            "after the reader read A with an empty slot: got %p, want %p\n",
+                    (const void *)c.got, (const void *)c.moved);
+        assert_ptr_equal(c.got, c.moved);   /* found where the kick put it */
+        assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
+    }
 
     assert_int_equal(atab_release(c.t, f), ATAB_OK);
     assert_int_equal(atab_release(c.t, n), ATAB_OK);
-    assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
     assert_int_equal(atab_release(c.t, c.warm), ATAB_OK);
     assert_int_equal(atab_release_all(c.t, c.held, c.n_held), ATAB_OK);
     atab_stats st;
@@ -1368,7 +1392,7 @@ static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves
 {
     (void)state;
     need_sections();
-    kick_after_fill_schedule(1);
+    kick_after_fill_schedule(1, 0);
 }
 
 static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_short_key(
@@ -1376,7 +1400,15 @@ static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves
 {
     (void)state;
     need_sections();
-    kick_after_fill_schedule(0);
+    kick_after_fill_schedule(0, 0);
+}
+
+static void a_release_whose_check_read_group_a_before_it_filled_is_taken_when_a_kick_moves_it(
+    void **state)
+{
+    (void)state;
+    need_sections();
+    kick_after_fill_schedule(0, 1);
 }
 
 /* ---- a lookup past group B (overflow) vs a growth ---- */
@@ -2820,6 +2852,7 @@ int main(void)
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
         cmocka_unit_test(a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_long_key),
         cmocka_unit_test(a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_short_key),
+        cmocka_unit_test(a_release_whose_check_read_group_a_before_it_filled_is_taken_when_a_kick_moves_it),
         cmocka_unit_test(a_lookup_past_group_b_paused_while_its_shard_grows_finds_its_key),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_its_shard_grows),
