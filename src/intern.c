@@ -385,8 +385,8 @@ ATAB__INLINE const atab_atom *short_probe_in(atab__rec *r, const char *s, size_t
     const atab_atom *a = atab__group_find(v, ga, gra.match, h, match, key, NULL);
     if (a)
         return short_found(t, r, a, s, len, h, insert_new);
-    if (gra.match && gra.empty)   /* as atab__probe_ab_at: A may have filled and kicked */
-        gra = atab__group_read(v, ga, c);
+    if (!insert_new && gra.match && gra.empty)   /* as atab__probe_ab_at: A may have */
+        gra = atab__group_read(v, ga, c);   /* filled and kicked (an intern's lock sees it) */
     const uint8_t *ctrl_b = NULL;
     uint32_t fb = 0;
     if (!gra.empty) {   /* as atab__probe_ab_at: B only past a full A */

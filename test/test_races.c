@@ -1169,6 +1169,16 @@ static void *do_kick_read(void *arg)
     return NULL;
 }
 
+/* R's intern of the key: its lock-free probe misses too, and its insert,
+** which finds the shard's hold count moved, probes again under the lock. */
+static void *do_kick_intern(void *arg)
+{
+    kick_case *c = arg;
+    assert_ptr_equal(atab_lookup(c->t, atab_chars(c->warm), atab_len(c->warm)), c->warm);
+    c->got = atab_intern(c->t, atab_chars(c->moved), atab_len(c->moved));
+    return NULL;
+}
+
 /* A reader R read the control bytes of its key's group A and stops (at
 ** "probe:group_a"); the main thread then interns a key whose groups are
 ** both A, which is full, so a kick moves R's key from A to its B and the
@@ -1298,8 +1308,9 @@ static void *do_kick_release(void *arg)
 ** slot in A. R's key was in the table throughout; R must find it.
 ** `release`: R releases a reference of its own on the key's atom instead
 ** of looking it up: the release must be taken, not refused as another
-** table's atom. */
-static void kick_after_fill_schedule(int long_keys, int release)
+** table's atom. `intern`: R interns the key: it must get the key's atom,
+** not a second one. */
+static void kick_after_fill_schedule(int long_keys, int release, int intern)
 {
     static kick_case c;
     char buf[64], fill[64];
@@ -1350,7 +1361,8 @@ static void kick_after_fill_schedule(int long_keys, int release)
     pause_at *p = pause_arm("probe:group_a", ROLE_A, atab__group_ctrl(c.v, g));
     if (release)
         atab_ref(c.moved);   /* R's reference */
-    worker_start(&r, ROLE_A, release ? do_kick_release : do_kick_read, &c);
+    worker_start(&r, ROLE_A, release ? do_kick_release : intern ? do_kick_intern : do_kick_read,
+                 &c);
     pause_wait(p);
     uint8_t *base = c.v.base;
     const atab_atom *f = atab_intern_cstr(c.t, fill);
@@ -1370,9 +1382,9 @@ static void kick_after_fill_schedule(int long_keys, int release)
         assert_int_equal(c.rc, ATAB_OK);   /* taken, not refused as a foreign atom */
     } else {
         if (c.got != c.moved)
-            fprintf(stderr, "lookup of a key in the table throughout, moved A -> B by a kick "
+            fprintf(stderr, "%s of a key in the table throughout, moved A -> B by a kick "
                             "after the reader read A with an empty slot: got %p, want %p\n",
-                    (const void *)c.got, (const void *)c.moved);
+                    intern ? "intern" : "lookup", (const void *)c.got, (const void *)c.moved);
         assert_ptr_equal(c.got, c.moved);   /* found where the kick put it */
         assert_int_equal(atab_release(c.t, c.got), ATAB_OK);
     }
@@ -1392,7 +1404,7 @@ static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves
 {
     (void)state;
     need_sections();
-    kick_after_fill_schedule(1, 0);
+    kick_after_fill_schedule(1, 0, 0);
 }
 
 static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_short_key(
@@ -1400,7 +1412,23 @@ static void a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves
 {
     (void)state;
     need_sections();
-    kick_after_fill_schedule(0, 0);
+    kick_after_fill_schedule(0, 0, 0);
+}
+
+static void an_intern_that_read_group_a_before_it_filled_gets_the_key_a_kick_moves_long_key(
+    void **state)
+{
+    (void)state;
+    need_sections();
+    kick_after_fill_schedule(1, 0, 1);
+}
+
+static void an_intern_that_read_group_a_before_it_filled_gets_the_key_a_kick_moves_short_key(
+    void **state)
+{
+    (void)state;
+    need_sections();
+    kick_after_fill_schedule(0, 0, 1);
 }
 
 static void a_release_whose_check_read_group_a_before_it_filled_is_taken_when_a_kick_moves_it(
@@ -1408,7 +1436,7 @@ static void a_release_whose_check_read_group_a_before_it_filled_is_taken_when_a_
 {
     (void)state;
     need_sections();
-    kick_after_fill_schedule(0, 1);
+    kick_after_fill_schedule(0, 1, 0);
 }
 
 /* ---- a lookup past group B (overflow) vs a growth ---- */
@@ -2852,6 +2880,8 @@ int main(void)
         cmocka_unit_test(reader_of_a_key_a_kick_moves_from_a_to_b_finds_it_short_key),
         cmocka_unit_test(a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_long_key),
         cmocka_unit_test(a_lookup_that_read_group_a_before_it_filled_finds_a_key_a_kick_moves_short_key),
+        cmocka_unit_test(an_intern_that_read_group_a_before_it_filled_gets_the_key_a_kick_moves_long_key),
+        cmocka_unit_test(an_intern_that_read_group_a_before_it_filled_gets_the_key_a_kick_moves_short_key),
         cmocka_unit_test(a_release_whose_check_read_group_a_before_it_filled_is_taken_when_a_kick_moves_it),
         cmocka_unit_test(a_lookup_past_group_b_paused_while_its_shard_grows_finds_its_key),
         cmocka_unit_test(insert_paused_with_its_atom_made_while_the_key_is_interned),
