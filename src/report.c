@@ -328,6 +328,26 @@ static int nests_any(const atab_report_options *o, size_t i)
     return 0;
 }
 
+/* Does extra entry i's path equal another entry's (the table's under the
+** prefix, or an earlier extra one's) of other units? Equal paths are
+** summed: a sum of bytes and a count has no units. */
+static int units_clash(const atab_report_options *o, size_t i)
+{
+    const atab_report_entry *x = &o->extra[i];
+    entries l;
+    census c;
+    memset(&c, 0, sizeof c);
+    l.n = 0;
+    make_entries(&c, o->prefix, &l);
+    for (size_t j = 0; j < l.n; j++)
+        if (strcmp(x->path, l.e[j].path) == 0 && x->units != l.e[j].units)
+            return 1;
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(x->path, o->extra[j].path) == 0 && x->units != o->extra[j].units)
+            return 1;
+    return 0;
+}
+
 /* Valid options: a good prefix, at most ATAB_REPORT_EXTRA_MAX extra
 ** entries, each with a path, an ATAB_KIND_* and an ATAB_UNITS_*, explicit/
 ** ones HEAP or NONHEAP in bytes, neither above nor below another entry's
@@ -349,7 +369,7 @@ static int options_ok(const atab_report_options *o)
             x->kind > ATAB_KIND_OTHER ||
             (x->units != ATAB_UNITS_BYTES && x->units != ATAB_UNITS_COUNT) ||
             (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER)) ||
-            nests_any(o, i))
+            nests_any(o, i) || units_clash(o, i))
             return 0;
     }
     return 1;

@@ -1291,6 +1291,41 @@ static void equal_extra_paths_outside_explicit_are_summed_in_the_tree(void **sta
     atab_table_free(t);
 }
 
+/* Equal paths are summed, so they must share their units: a sum of bytes
+** and a count has none (the tree showed it with whichever entry sorted
+** first's units: "7,000,003 B" for 7,000,000 bytes and 3 things). Such
+** options are refused (ATAB_EINVAL), as entries breaking the other rules
+** of atab_report_entry.path are, for an extra path equal to another extra
+** one's or to one of the table's (html-atoms-dynamic, a count). */
+static void equal_paths_of_other_units_are_einval(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    atab_report_entry x[2] = {
+        {"resident", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 7000000, "rss"},
+        {"resident", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 3, "pages"},
+    };
+    atab_report_options o = {NULL, x, 2};
+    static sink k;
+    memset(&k, 0, sizeof k);
+    int rc = atab_report_tree_ex(t, &o, sink_write, &k);
+    if (rc == ATAB_OK && strstr(k.buf, "\nOther Measurements"))
+        print_message("summed bytes and a count:%s", strstr(k.buf, "\nOther Measurements"));
+    assert_int_equal(rc, ATAB_EINVAL);
+    assert_int_equal(atab_report_ex(t, &o, collect_cb, &k), ATAB_EINVAL);
+    x[1].units = ATAB_UNITS_BYTES;   /* the same units: summed */
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &o, sink_write, &k), ATAB_OK);
+    assert_non_null(strstr(k.buf, "7,000,003 B"));
+    atab_report_entry y[1] = {{"html-atoms-dynamic", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 5, "b"}};
+    atab_report_options p = {"html", y, 1};
+    assert_int_equal(atab_report_tree_ex(t, &p, sink_write, &k), ATAB_EINVAL);
+    y[0].units = ATAB_UNITS_COUNT;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(atab_report_tree_ex(t, &p, sink_write, &k), ATAB_OK);
+    atab_table_free(t);
+}
+
 static void a_prefix_keeps_two_tables_apart(void **state)
 {
     (void)state;
@@ -1682,6 +1717,7 @@ int main(void)
         cmocka_unit_test(the_tree_follows_about_memorys_rules_for_the_same_entries),
         cmocka_unit_test(a_prefix_keeps_two_tables_apart),
         cmocka_unit_test(equal_extra_paths_outside_explicit_are_summed_in_the_tree),
+        cmocka_unit_test(equal_paths_of_other_units_are_einval),
         cmocka_unit_test(the_tree_shows_a_host_path_s_bad_bytes_as_replacement_characters),
         cmocka_unit_test(bad_extra_entries_are_einval),
         cmocka_unit_test(extra_amounts_past_the_bound_are_einval_and_at_it_add_up),
