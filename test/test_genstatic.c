@@ -654,6 +654,33 @@ static void one_path_for_both_outputs_or_an_input_is_refused(void **state)
     free(msgs);
 }
 
+/* OUT.h's file name is data too: the generated OUT.c names it in an
+** #include "..." line, where a '"' (or a '\\' or a newline) cannot be
+** written, so such a name is refused (exit 2, nothing written) rather
+** than giving an OUT.c that includes another file (here "o") or does not
+** compile. */
+static void an_out_h_the_generated_include_cannot_name_is_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"o\"h.h", "o\\h.h", "o\nh.h"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *msgs;
+        int rc = run_names("ok", NULL, "out.c", bad[i], &msgs);
+        rm(bad[i]);
+        if (rc != 2) {
+            char *c = rc == 0 ? read_out("out.c") : NULL;
+            const char *inc = c ? strstr(c, "#include \"") : NULL;
+            fail_msg("OUT.h %s: exit %d, not 2: %.*s", bad[i], rc,
+                     inc ? (int)strcspn(inc + 10, "\n") + 10 : 0, inc ? inc : "");
+        }
+        free(msgs);
+    }
+    char *msgs;
+    assert_int_equal(run_names("ok", NULL, "out.c", "o'h.h", &msgs), 0);   /* writable */
+    rm("o'h.h");
+    free(msgs);
+}
+
 /* ---- outputs: only regular files, replaced through temporaries ---- */
 
 static int exists(const char *name, mode_t type)
@@ -799,6 +826,7 @@ int main(void)
         cmocka_unit_test(names_that_would_not_compile_are_refused),
         cmocka_unit_test(names_the_standard_headers_reserve_are_refused),
         cmocka_unit_test(one_path_for_both_outputs_or_an_input_is_refused),
+        cmocka_unit_test(an_out_h_the_generated_include_cannot_name_is_refused),
         cmocka_unit_test(outputs_that_are_not_regular_files_are_refused_and_kept),
         cmocka_unit_test(a_failed_write_leaves_the_old_outputs_and_no_temporaries),
         cmocka_unit_test(a_list_that_cannot_be_read_is_an_io_error),

@@ -966,6 +966,11 @@ static int check_args(gs_opts *o, FILE *err)
     if (same_path(o->out_c, o->out_h))
         return fprintf(err, "atomtab-genstatic: OUT.c and OUT.h are the same file: %s\n",
                        o->out_c), 2;
+    /* OUT.c names OUT.h in #include "...": no '"', '\\' or control byte there */
+    for (const char *p = base_name(o->out_h); *p; p++)
+        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
+            return fprintf(err, "atomtab-genstatic: %s: OUT.h's name cannot be written in "
+                                "OUT.c's #include \"...\" line\n", o->out_h), 2;
     const char *ins[GS_MAX_EXCLUDE + 2];
     int nin = 0;
     ins[nin++] = o->list;
