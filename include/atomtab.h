@@ -977,7 +977,8 @@ ATAB_API atab_host_cache *atab_host_cache_new(atab_table *t, const atab_host_ops
  * through hold exactly once. A miss may first trim the cache (ops.drop on
  * the entries trimmed; see atab_host_cache_trim).
  * @return the string, or NULL with atab_last_error() set: ATAB_EINVAL (NULL
- *         argument), ATAB_ENOMEM (the cache could not grow, or create
+ *         argument, or another table's atom: nothing made, nothing
+ *         taken), ATAB_ENOMEM (the cache could not grow, or create
  *         failed: nothing is cached, nothing is lost), ATAB_ELIMIT.
  * Not thread-safe: the cache's one thread at a time (see above).
  */

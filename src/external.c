@@ -231,8 +231,8 @@ static void drop_entry(atab_host_cache *c, size_t i)
 static __attribute__((noinline)) void *miss(atab_host_cache *c, const atab_atom *a)
 {
     unsigned refs = 0;
-    if (!a)
-        return atab__fail(ATAB_EINVAL);
+    if (!a || (!atab_is_static(a) && !atab__atom_of(c->t, a)))
+        return atab__fail(ATAB_EINVAL);   /* another table's: its release here is refused */
     if (c->n >= c->trim_at)
         atab_host_cache_trim(c);
     if (reserve(c) != 0)

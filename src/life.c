@@ -161,43 +161,13 @@ int atab_foreach(atab_table *t, atab_foreach_fn fn, void *ud)
 ** table no more after its atomic step unless it is that one. */
 #define CLOSING ((size_t)1)
 
-/* Tables made and not yet freed in this process (atomic). */
-static size_t live_tables;
-
-/* Is dynamic atom a, which the caller holds (a reference, or a handle), one
-** of t's? With no other table live, it is: an atom held is its live
-** table's (the table's count rose before its first atom was made, so a
-** holder reads 2 or more while another table lives). Else, held, it is
-** linked (never killed), so a probe of its shard's array finds it there:
-** in a section on this thread's record, else under the shard's lock.
-** Another table's atom is in no slot of t. */
-static int atom_of(atab_table *t, const atab_atom *a)
-{
-    if (__atomic_load_n(&live_tables, __ATOMIC_RELAXED) < 2)
-        return 1;
-    uint64_t h = atab__atom_hash(t, a);
-    atab__rec *r = atab__rec_of(t);
-    int in;
-    if (r) {
-        atab__enter_rec(r);
-        in = atab__in_table(t, a, h);
-        atab__leave(r);
-        return in;
-    }
-    atab__shard *sh = atab__shard_of(t, h);
-    atab__shard_take(t, sh);
-    in = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
-    atab__shard_drop(sh);
-    return in;
-}
-
 const atab_atom *atab_external_acquire(atab_table *t, const atab_atom *a)
 {
     if (!t || !a || (__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) & CLOSING))
         return atab__fail(ATAB_EINVAL);
     if (atab_is_static(a))
         return a;   /* read-only data: no reference, no count */
-    if (!atom_of(t, a))   /* another table's: its release here would be refused */
+    if (!atab__atom_of(t, a))   /* another table's: its release here would be refused */
         return atab__fail(ATAB_EINVAL);
     /* on the count, not from a thread's spares: a host string's handle is
     ** taken and dropped once each, and finding a cache entry would hash
@@ -229,7 +199,7 @@ int atab_external_release(atab_table *t, const atab_atom *a)
         return ATAB_OK;   /* never touches the table: it may be gone */
     if (!(__atomic_load_n(&t->hstate, __ATOMIC_ACQUIRE) >> 1))
         return handle_misuse(t);   /* none out: a release too many, nothing touched */
-    if (!atom_of(t, a)) {   /* another table's atom: not a handle of t's, nothing touched */
+    if (!atab__atom_of(t, a)) {   /* another table's atom: not a handle of t's, nothing touched */
         __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
         atab__set_error(ATAB_EINVAL);
         return ATAB_EINVAL;
@@ -316,7 +286,7 @@ static int cpu_prefetchw(void)
 
 static int table_init(atab_table *t, const atab_options *o)
 {
-    __atomic_add_fetch(&live_tables, 1, __ATOMIC_RELAXED);   /* table_destroy: less one */
+    __atomic_add_fetch(&atab__live_tables, 1, __ATOMIC_RELAXED);   /* table_destroy: less one */
     t->seed = (o->flags & ATAB_FIXED_SEED) ? o->seed : random_seed(t);
     t->hkeys = atab__hash_keys(t->seed);
     t->key_page_mask = reads_before_keys() ? ATAB__PAGE_MASK : 0;
@@ -379,7 +349,7 @@ atab_table *atab_table_new(const atab_options *opts)
 /* Frees everything; no thread may use the table any more. */
 static void table_destroy(atab_table *t)
 {
-    __atomic_sub_fetch(&live_tables, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&atab__live_tables, 1, __ATOMIC_RELAXED);
     atab__threads_fini(t);
     for (unsigned i = 0; i < ATAB__SHARDS; i++) {
         atab__shard *sh = &t->shards[i];

@@ -605,6 +605,39 @@ const atab_atom *atab__insert_made_locked(atab__rec *r, atab__shard *sh, const c
     return a == na ? atab__made_by(r, na, h) : a;
 }
 
+/* ---- whose atom ---- */
+
+/* Tables made and not yet freed in this process (atomic; life.c counts
+** them). */
+size_t atab__live_tables;
+
+/* Is dynamic atom a, which the caller holds (a reference, or a handle), one
+** of t's? With no other table live, it is: an atom held is its live
+** table's (the table's count rose before its first atom was made, so a
+** holder reads 2 or more while another table lives). Else, held, it is
+** linked (never killed), so a probe of its shard's array finds it there:
+** in a section on this thread's record, else under the shard's lock.
+** Another table's atom is in no slot of t. */
+int atab__atom_of(atab_table *t, const atab_atom *a)
+{
+    if (__atomic_load_n(&atab__live_tables, __ATOMIC_RELAXED) < 2)
+        return 1;
+    uint64_t h = atab__atom_hash(t, a);
+    atab__rec *r = atab__rec_of(t);
+    int in;
+    if (r) {
+        atab__enter_rec(r);
+        in = atab__in_table(t, a, h);
+        atab__leave(r);
+        return in;
+    }
+    atab__shard *sh = atab__shard_of(t, h);
+    atab__shard_take(t, sh);
+    in = atab__probe(atab__arr_of(*sh->arr), h, atab__match_atom, a, NULL) != NULL;
+    atab__shard_drop(sh);
+    return in;
+}
+
 /* ---- statistics and visits ---- */
 
 /* array_fn for an array word's block, unless it is a pool's (the pool is

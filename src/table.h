@@ -704,6 +704,12 @@ ATAB__HIDDEN const atab_atom *atab__insert_made_locked(atab__rec *r, atab__shard
                                                        const char *s, size_t len, uint64_t h,
                                                        atab_atom *na);
 
+/* Tables made and not yet freed in this process (atomic: life.c). */
+extern ATAB__HIDDEN size_t atab__live_tables;
+/* Is dynamic atom a, which the caller holds (a reference, or a handle), one
+** of t's, not another table's? (table.c) */
+ATAB__HIDDEN int atab__atom_of(atab_table *t, const atab_atom *a);
+
 /* For the reporter: calls array_fn(ud, block, bytes) for each shard's slot
 ** array and fn(ud, atom) for each of its atoms, one shard at a time under
 ** that shard's lock (so an atom seen is not freed during the call), then

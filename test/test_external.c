@@ -428,6 +428,61 @@ static void a_handle_given_back_to_another_table_is_refused(void **state)
     atab_table_free(t1);
 }
 
+/* A host cache's copy callbacks: the string holds no reference. */
+static long copies_made;
+
+static void *copy_create(void *ud, atab_table *t, const atab_atom *a, unsigned *refs)
+{
+    (void)ud, (void)t;
+    *refs = 0;
+    copies_made++;
+    return strdup(atab_chars(a));
+}
+
+static void copy_drop(void *ud, void *s)
+{
+    (void)ud;
+    free(s);
+}
+
+/* A host cache refuses another table's atom (ATAB_EINVAL, nothing made or
+** taken), as atab_external_acquire does: the cache took a reference on it
+** (atab_ref) that its drop gave back to the cache's table, which refuses
+** another table's atom, so the atom kept that reference for good, past its
+** holders' releases and its own table's sweeps. */
+static void a_host_cache_refuses_another_tables_atom(void **state)
+{
+    (void)state;
+    atab_table *t1 = plain_table(NULL), *t2 = plain_table(NULL);
+    atab_host_ops ops = {copy_create, NULL, copy_drop, NULL};
+    atab_host_cache *c1 = atab_host_cache_new(t1, &ops);
+    assert_non_null(c1);
+    const atab_atom *b = atab_intern_cstr(t2, "cached-in-t2");
+    copies_made = 0;
+    void *s = atab_host_cache_get(c1, b);
+    if (s) {
+        size_t dropped = atab_host_cache_clear(c1);
+        atab_status err = atab_last_error();
+        assert_int_equal(atab_release(t2, b), ATAB_OK);   /* its only holder's */
+        size_t freed = atab_gc(t2);
+        fail_msg("another table's atom was cached; the cache dropped %zu entry "
+                 "(its release: %d), its holder released it, and atab_gc freed "
+                 "%zu atom of its table, not 1", dropped, (int)err, freed);
+    }
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(copies_made, 0);
+    assert_int_equal(atab_host_cache_count(c1), 0);
+    assert_int_equal(atab_release(t2, b), ATAB_OK);
+    assert_int_equal(atab_gc(t2), 1);   /* nothing kept it */
+    const atab_atom *a = atab_intern_cstr(t1, "cached-in-t1");   /* its own table's: */
+    assert_non_null(atab_host_cache_get(c1, a));                 /* cached */
+    assert_int_equal(copies_made, 1);
+    atab_host_cache_free(c1);
+    atab_release(t1, a);
+    atab_table_free(t2);
+    atab_table_free(t1);
+}
+
 static void table_free_without_handles_frees_at_once(void **state)
 {
     (void)state;
@@ -993,6 +1048,7 @@ int main(void)
         cmocka_unit_test(a_release_with_no_handle_out_is_refused),
         cmocka_unit_test(a_release_too_many_is_refused_with_this_thread_s_spares),
         cmocka_unit_test(a_handle_given_back_to_another_table_is_refused),
+        cmocka_unit_test(a_host_cache_refuses_another_tables_atom),
         cmocka_unit_test(table_free_without_handles_frees_at_once),
         cmocka_unit_test(the_last_of_many_threads_releasing_frees_the_table_once),
         cmocka_unit_test(the_cache_returns_the_same_host_string),
