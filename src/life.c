@@ -117,9 +117,10 @@ static int foreach_shard(atab_table *t, atab__shard *sh, atab_foreach_fn fn, voi
     size_t cap = FOREACH_LOCAL, n;
     int rc = ATAB_OK;
     atab__shard_take(t, sh);
-    if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do */
+    if (sh->used - sh->statics > cap) {   /* allocated under the lock, as inserts do
+                                             (the chunks left empty go first at the limit) */
         cap = sh->used - sh->statics;
-        if (!(v = atab__alloc(t, cap * sizeof *v))) {
+        if (!(v = atab__alloc_or_purge(t, cap * sizeof *v))) {
             atab__shard_drop(sh);
             return atab_last_error();
         }

@@ -841,6 +841,75 @@ static void chunks_a_sweep_emptied_give_way_to_a_host_cache(void **state)
     made_one_byte_short(host_cache_step, &hc_bytes, "a host cache");
 }
 
+/* The same for atab_foreach's list of a shard's atoms (past 128 of them,
+** allocated from the table's allocator under the shard's lock): at a
+** limit one byte short of that list while the chunks a sweep emptied are
+** held, the visit is made. The kept atoms, of another size class than the
+** swept ones (so they take none of their blocks back), all fall in one
+** shard. */
+enum { ONE_SHARD = 140 };
+
+static int count_visit(void *ud, const atab_atom *a, uint32_t count)
+{
+    (void)a, (void)count;
+    ++*(size_t *)ud;
+    return 0;
+}
+
+static void churn_then_foreach(size_t limit, size_t *left, int *rc)
+{
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_options o = plain_options(&al, 7);
+    o.memory_limit = limit;
+    o.sweep_threshold = 256;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    char buf[64];
+    for (int i = 0; i < 256; i++) {   /* a queue's worth, swept */
+        snprintf(buf, sizeof buf, "dead-%05d", i);
+        assert_int_equal(atab_release(t, atab_intern_cstr(t, buf)), ATAB_OK);
+    }
+    const atab_atom *kept[ONE_SHARD];
+    int n = 0;
+    for (long i = 0; n < ONE_SHARD; i++) {
+        snprintf(buf, sizeof buf, "kept-in-one-shard-%06ld", i);
+        if (atab__h_shard(atab__table_hash(t, buf, strlen(buf))) != 0)
+            continue;
+        assert_non_null(kept[n++] = atab_intern_cstr(t, buf));
+    }
+    atab_stats st;
+    atab_get_stats(t, &st);
+    *left = st.bytes;
+    size_t seen = 0;
+    *rc = atab_foreach(t, count_visit, &seen);
+    if (*rc == ATAB_OK)
+        assert_int_equal(seen, ONE_SHARD);
+    else
+        assert_int_equal(*rc, ATAB_ELIMIT);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(atab_release(t, kept[i]), ATAB_OK);
+    atab_table_free(t);
+    assert_int_equal(c.live, 0);
+}
+
+static void chunks_a_sweep_emptied_give_way_to_atab_foreach(void **state)
+{
+    (void)state;
+#ifdef ATAB_DEBUG
+    skip();   /* no records in debug builds: no queues, no bumps of their own */
+#endif
+    size_t left, again, list = ONE_SHARD * 16;   /* life.c: seen_atom, 16 bytes */
+    int rc;
+    churn_then_foreach((size_t)1 << 30, &left, &rc);
+    assert_int_equal(rc, ATAB_OK);
+    churn_then_foreach(left + list - 1, &again, &rc);
+    assert_int_equal(again, left);   /* the same table up to the visit */
+    if (rc != ATAB_OK)
+        fail_msg("atab_foreach refused %d (ATAB_ELIMIT) at %zu bytes in use of a limit of %zu "
+                 "while chunks a sweep emptied were still out", rc, again, left + list - 1);
+}
+
 /* A block's bytes are given back to the memory limit only once the block
 ** is back with the allocator (atab_options.memory_limit: the bytes the
 ** table requests from it). Were they given back first, another thread
@@ -1156,6 +1225,7 @@ int main(void)
         cmocka_unit_test(chunks_an_exited_thread_emptied_give_way_to_a_growing_shard),
         cmocka_unit_test(chunks_a_sweep_emptied_give_way_to_a_folded_copy),
         cmocka_unit_test(chunks_a_sweep_emptied_give_way_to_a_host_cache),
+        cmocka_unit_test(chunks_a_sweep_emptied_give_way_to_atab_foreach),
         cmocka_unit_test(a_freed_block_is_back_with_the_allocator_before_its_bytes_are_charged_again),
         cmocka_unit_test(the_last_room_under_a_memory_limit_is_carved_in_smaller_chunks),
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
