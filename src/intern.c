@@ -877,6 +877,12 @@ ATAB__INLINE int release_off_path(atab_table *t, const atab_atom *a, int cached)
         atab__leave(r);
         return release_sweeps(t, r, rc);
     }
+    uint32_t c = atab__count(a);   /* as atab__unref_slow: others hold it */
+    if (c > 1 && c < ATAB__REF_SAT && ATAB__UNLIKELY(!atab__atom_of(t, a))) {
+        __atomic_add_fetch(&t->misuse, 1, __ATOMIC_RELAXED);
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
     rc = atab__unref_direct(t, a);
     atab__maybe_sweep(t);
     return rc;

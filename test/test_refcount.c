@@ -463,6 +463,38 @@ static void a_checked_table_refuses_another_tables_held_atom(void **state)
     atab_table_free(t2);
 }
 
+/* A thread with no record on the table (its allocator refused it) refuses
+** another table's atom that others hold, as a thread with one does
+** (atab__unref_slow, unref_held): its release went to the count unchecked
+** (atab__unref_direct) and took one of that atom's own holders' references. */
+static void a_thread_with_no_record_refuses_another_tables_held_atom(void **state)
+{
+    (void)state;
+    counting_alloc c = {0};
+    atab_allocator al = ca_allocator(&c);
+    atab_table *t1 = sweeping_table(NULL, 0, SIZE_MAX), *t2 = sweeping_table(&al, 0, SIZE_MAX);
+    const atab_atom *a = atab_intern_cstr(t1, "held-in-t1");
+    assert_ptr_equal(atab_ref(a), a);
+    assert_ptr_equal(atab_ref(a), a);   /* t1's holders hold 3 */
+    c.fail_at = c.attempts + 1;         /* t2 allocates nothing more: */
+    c.fail_after = 1;                   /* this thread gets no record on it */
+    int rc = atab_release(t2, a);
+    if (rc != ATAB_EINVAL)
+        fail_msg("%d, not ATAB_EINVAL; the count went 3 -> %u", rc, (unsigned)atab__count(a));
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab__count(a), 3);
+    c.fail_at = 0;
+    atab_stats st;
+    atab_get_stats(t2, &st);
+    assert_int_equal(st.misuse, 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(atab_release(t1, a), ATAB_OK);
+    assert_int_equal(atab_gc(t1), 1);
+    atab_table_free(t1);
+    atab_table_free(t2);
+    assert_int_equal(c.live, 0);
+}
+
 /* Another table's atom with one reference, released here: its count
 ** falls to 0 and it goes on this table's queue (nothing shows the misuse
 ** yet), whose sweep (a threshold of one: at once) finds it in no slot of
@@ -965,6 +997,7 @@ int main(void)
         cmocka_unit_test(a_double_release_from_another_thread_never_frees_a_held_atom),
         cmocka_unit_test(a_release_of_another_tables_held_atom_is_refused),
         cmocka_unit_test(a_checked_table_refuses_another_tables_held_atom),
+        cmocka_unit_test(a_thread_with_no_record_refuses_another_tables_held_atom),
         cmocka_unit_test(a_queued_release_of_another_tables_atom_leaves_it_to_its_table),
         cmocka_unit_test(a_flush_that_finds_an_over_release_leaves_the_last_error_alone),
         cmocka_unit_test(churn_without_sweeps_keeps_the_bytes_bounded),
