@@ -618,7 +618,8 @@ typedef int (*atab_write_fn)(void *ud, const char *buf, size_t len);
 
 /**
  * A ready-made atab_write_fn for stdio: `ud` is a FILE *. Returns 0, or 1
- * when the stream took fewer bytes than given (see ferror). Thread-safe
+ * when the stream took fewer bytes than given (see ferror), or ATAB_EINVAL
+ * (atab_last_error() set, nothing written) for a NULL stream. Thread-safe
  * as stdio is (each call is one fwrite).
  */
 ATAB_API int atab_write_file(void *ud, const char *buf, size_t len);

@@ -946,5 +946,9 @@ int atab_report_json(atab_table *t, const char *process, atab_write_fn w,
 
 int atab_write_file(void *ud, const char *buf, size_t len)
 {
+    if (!ud || (!buf && len)) {   /* a failed fopen passed on: refused, as NULL input is */
+        atab__set_error(ATAB_EINVAL);
+        return ATAB_EINVAL;
+    }
     return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : 1;
 }

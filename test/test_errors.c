@@ -298,10 +298,26 @@ static void inserts_that_recover_from_a_refused_allocation_leave_the_last_error_
     assert_int_equal(c.live, 0);
 }
 
+/* atab_write_file is public API: a NULL stream (a failed fopen passed on)
+** is bad input, refused with ATAB_EINVAL like any other, never a crash in
+** fwrite; the dump returns it, written nothing. */
+static void atab_write_file_refuses_a_null_stream(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    assert_int_equal(atab_write_file(NULL, "x", 1), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_report_tree(t, atab_write_file, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_report_json(t, "p", atab_write_file, NULL), ATAB_EINVAL);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(null_arguments_are_einval),
+        cmocka_unit_test(atab_write_file_refuses_a_null_stream),
         cmocka_unit_test(oversized_lengths_are_etoolong),
         cmocka_unit_test(every_code_has_a_message),
         cmocka_unit_test(bad_options_are_einval),
