@@ -894,7 +894,8 @@ static inline const atab_atom *atab_atom_of_chars(const void *chars)
  *    thunk with the exact signature.
  *  - Two-pointer deallocators, data first (CFStringCreateWithBytesNoCopy-
  *    style deallocators, GLib's GDestroyNotify-with-closure callers).
- * Thread-safe, as atab_external_release.
+ * NULL data is refused (atab_last_error() set to ATAB_EINVAL, nothing
+ * touched). Thread-safe, as atab_external_release.
  */
 ATAB_API void atab_external_finalize_napi(void *env, void *data, void *hint);
 ATAB_API void atab_external_finalize(void *data, void *hint);

@@ -224,15 +224,19 @@ int atab_external_release(atab_table *t, const atab_atom *a)
     return ATAB_OK;
 }
 
-void atab_external_finalize_napi(void *env, void *data, void *hint)
+void atab_external_finalize(void *data, void *hint)
 {
-    (void)env;
+    if (!data) {   /* no characters: no atom before them to read */
+        atab__set_error(ATAB_EINVAL);
+        return;
+    }
     atab_external_release(hint, atab_atom_of_chars(data));
 }
 
-void atab_external_finalize(void *data, void *hint)
+void atab_external_finalize_napi(void *env, void *data, void *hint)
 {
-    atab_external_release(hint, atab_atom_of_chars(data));
+    (void)env;
+    atab_external_finalize(data, hint);
 }
 
 size_t atab_external_handles(const atab_table *t)

@@ -313,11 +313,32 @@ static void atab_write_file_refuses_a_null_stream(void **state)
     atab_table_free(t);
 }
 
+/* The finalizer adapters are public API too: NULL data names no atom
+** (atab_atom_of_chars(NULL) points before address 0), so it is refused
+** with ATAB_EINVAL, nothing touched, the handle still out. */
+static void finalizers_refuse_null_data(void **state)
+{
+    (void)state;
+    atab_table *t = plain_table(NULL);
+    const atab_atom *a = atab_intern_cstr(t, "held");
+    assert_ptr_equal(atab_external_acquire(t, a), a);
+    atab_external_finalize(NULL, t);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    atab_external_finalize_napi(NULL, NULL, t);
+    assert_int_equal(atab_last_error(), ATAB_EINVAL);
+    assert_int_equal(atab_external_handles(t), 1);
+    atab_external_finalize((void *)atab_chars(a), t);   /* the real one */
+    assert_int_equal(atab_external_handles(t), 0);
+    assert_int_equal(atab_release(t, a), ATAB_OK);
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(null_arguments_are_einval),
         cmocka_unit_test(atab_write_file_refuses_a_null_stream),
+        cmocka_unit_test(finalizers_refuse_null_data),
         cmocka_unit_test(oversized_lengths_are_etoolong),
         cmocka_unit_test(every_code_has_a_message),
         cmocka_unit_test(bad_options_are_einval),
