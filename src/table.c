@@ -321,8 +321,17 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     }
     if (full < sh->limit)   /* below LOAD_NUM/LOAD_DEN of its slots (load_limit) */
         return 0;
-    atab_status saved = atab_last_error();
     unsigned code = atab__code_for((size_t)sh->used + 1);
+    if (atab__is_array(*sh->arr) && code <= atab__code_of(*sh->arr)) {
+        /* the largest class already (code_for stops there): a rebuild would
+        ** only copy it. As a failed growth: while a free slot would remain,
+        ** so that a key placed past its groups finds one. */
+        if (full + 2 <= cap)
+            return 0;
+        atab__set_error(ATAB_ENOMEM);
+        return -1;
+    }
+    atab_status saved = atab_last_error();
     uint64_t old = atab__rebuild(t, sh, code);
     if (old == UINT64_MAX && give_way(t)) {
         atab_status err = atab_last_error();

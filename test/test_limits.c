@@ -1193,6 +1193,78 @@ static void debug_builds_refuse_double_release_and_non_atoms(void **state)
 #endif
 }
 
+/* A shard at the largest size class (ATAB__MAX_CODE, 6,524,464 slots) that
+** reaches its load limit cannot grow: each insert past it rebuilt the
+** whole array into a new block of the same class (58 MB allocated, copied
+** and retired per intern), and once the array was full the insert's walk
+** past group B found no free slot and never ended, the shard's lock held.
+** Keys made for one shard under a fixed seed (bench/flood.c) take it
+** there. Now the shard fills as after a failed growth, and the intern that
+** would take its last free slot is refused with ATAB_ENOMEM. */
+static long largest_allocs;
+static void *largest_alloc(void *ud, size_t n)
+{
+    (void)ud;
+    if (n == atab__code_bytes(ATAB__MAX_CODE))
+        largest_allocs++;
+    return malloc(n);
+}
+static void largest_free(void *ud, void *p, size_t n)
+{
+    (void)ud;
+    (void)n;
+    free(p);
+}
+static size_t largest_usable(void *ud, const void *p, size_t n)
+{
+    (void)ud;
+    (void)p;
+    return n;
+}
+
+static void a_shard_at_the_largest_class_fills_without_copying_its_array(void **state)
+{
+    (void)state;
+    atab_allocator al = {largest_alloc, largest_free, largest_usable, NULL};
+    atab_options o = plain_options(&al, 42);
+    o.sweep_threshold = SIZE_MAX;
+    atab_table *t = atab_table_new(&o);
+    assert_non_null(t);
+    atab__shard *sh = &t->shards[0];
+    char b[32];
+    unsigned long long ctr = 0;
+    long at_limit = -1, past = 0;
+    char first[32] = "";
+    const atab_atom *firsta = NULL;
+    for (;;) {
+        int l = snprintf(b, sizeof b, "%llx", ctr++);
+        if (atab__hash_bytes(42, b, (size_t)l) >> (64 - ATAB__SHARD_BITS))
+            continue;   /* shard 0's keys only */
+        if (at_limit < 0 && sh->used >= sh->limit &&
+            atab__code_of(*sh->arr) == ATAB__MAX_CODE)
+            at_limit = largest_allocs;
+        const atab_atom *a = atab_intern(t, b, (size_t)l);
+        if (!a) {
+            assert_int_equal(atab_last_error(), ATAB_ENOMEM);
+            break;
+        }
+        if (!firsta)
+            firsta = a, strcpy(first, b);
+        if (at_limit >= 0 && ++past <= 5 && largest_allocs != at_limit) {
+            print_error("intern %ld past the load limit allocated a largest-class array "
+                        "again (%ld, was %ld)\n", past, largest_allocs, at_limit);
+            fail();
+        }
+    }
+    assert_true(at_limit >= 0);
+    assert_int_equal(largest_allocs, at_limit);
+    assert_int_equal(sh->used, atab__shard_cap(sh) - 1);   /* one slot left free */
+    assert_null(atab_lookup(t, b, strlen(b)));   /* the refused key: absent, the probe ends */
+    assert_int_equal(atab_last_error(), ATAB_OK);
+    assert_true(atab_lookup(t, first, strlen(first)) == firsta);   /* the first: found */
+    atab_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1217,6 +1289,7 @@ int main(void)
         cmocka_unit_test(reference_counts_saturate_and_never_wrap),
         cmocka_unit_test(counts_near_and_above_2_31_held_through_caches_saturate),
         cmocka_unit_test(debug_builds_refuse_double_release_and_non_atoms),
+        cmocka_unit_test(a_shard_at_the_largest_class_fills_without_copying_its_array),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
