@@ -25,6 +25,8 @@ static const char *const rx_table_paths[] = {
     "atoms-static-data", "atoms-dynamic", "atoms-dynamic-unused", "atoms-static",
     "atoms-external-handles"};
 #define RX_TABLE_PATHS (sizeof rx_table_paths / sizeof rx_table_paths[0])
+/* Their units (atomtab.h's list): the last four count atoms. */
+#define RX_TABLE_COUNTS_FROM 7
 #define RX_PATH_CAP (ATAB_REPORT_PREFIX_MAX + 64)
 
 /* A table path under `prefix` (atab_report_options.prefix): explicit/REST
@@ -99,11 +101,13 @@ static int rx_valid(const atab_report_options *o)
             return 0;
         for (size_t j = 0; j < RX_TABLE_PATHS; j++) {
             rx_prefixed(tp, rx_table_paths[j], o->prefix);
-            if (rx_nests(x->path, tp))
-                return 0;
+            int units = j >= RX_TABLE_COUNTS_FROM ? ATAB_UNITS_COUNT : ATAB_UNITS_BYTES;
+            if (rx_nests(x->path, tp) || (strcmp(x->path, tp) == 0 && x->units != units))
+                return 0;   /* above or below one, or equal in other units (not summed) */
         }
         for (size_t j = 0; j < i; j++)
-            if (rx_nests(x->path, o->extra[j].path))
+            if (rx_nests(x->path, o->extra[j].path) ||
+                (strcmp(x->path, o->extra[j].path) == 0 && x->units != o->extra[j].units))
                 return 0;
     }
     return 1;
@@ -363,6 +367,8 @@ static const atab_report_entry rx_pool[] = {
     {"units", ATAB_KIND_OTHER, 2, 0, NULL},
     {"explicit/heap-unclassified", ATAB_KIND_HEAP, ATAB_UNITS_BYTES, 0, NULL},
     {"html-atoms-dynamic", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 0, NULL},
+    {"html-atoms-dynamic", ATAB_KIND_OTHER, ATAB_UNITS_BYTES, 0, NULL},
+    {"resident", ATAB_KIND_OTHER, ATAB_UNITS_COUNT, 0, NULL},
 };
 static const int64_t rx_amounts[8] = {
     0, 1, -5, 4096, ATAB_REPORT_AMOUNT_MAX, -ATAB_REPORT_AMOUNT_MAX,
