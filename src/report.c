@@ -301,49 +301,47 @@ static int nests(const char *a, const char *b)
     return la < lb && strncmp(a, b, la) == 0 && b[la] == '/';
 }
 
-/* The table's paths (make_entries): an extra entry may share one (they
-** are summed) but not be above or below one. */
-static const char *const table_paths[] = {
-    "explicit/atoms/table", "explicit/atoms/dynamic/atom-objects",
-    "explicit/atoms/dynamic/slop", "explicit/atoms/dynamic/recycled",
-    "explicit/atoms/dynamic/free", HEAP_OVERHEAD "atoms", "atoms-static-data",
-    "atoms-dynamic", "atoms-dynamic-unused", "atoms-static", "atoms-external-handles"};
+/* The table's paths and units (make_entries): an extra entry may share
+** one in the same units (they are summed) but not be above or below one. */
+static const struct {
+    const char *path;
+    int units;
+} table_paths[] = {
+    {"explicit/atoms/table", ATAB_UNITS_BYTES},
+    {"explicit/atoms/dynamic/atom-objects", ATAB_UNITS_BYTES},
+    {"explicit/atoms/dynamic/slop", ATAB_UNITS_BYTES},
+    {"explicit/atoms/dynamic/recycled", ATAB_UNITS_BYTES},
+    {"explicit/atoms/dynamic/free", ATAB_UNITS_BYTES},
+    {HEAP_OVERHEAD "atoms", ATAB_UNITS_BYTES},
+    {"atoms-static-data", ATAB_UNITS_BYTES},
+    {"atoms-dynamic", ATAB_UNITS_COUNT},
+    {"atoms-dynamic-unused", ATAB_UNITS_COUNT},
+    {"atoms-static", ATAB_UNITS_COUNT},
+    {"atoms-external-handles", ATAB_UNITS_COUNT}};
 
-/* Does extra entry i's path lie above or below another entry's (the
-** table's under the prefix, or another extra one's)? A tree node would
-** then be a leaf and an inner node: about:memory refuses that, and the
-** tree would lose the leaf's amount. */
-static int nests_any(const atab_report_options *o, size_t i)
+/* Does extra entry x clash with path p of units u (the table's under the
+** prefix, or an earlier extra one's)? It does when it lies above or below
+** p: a tree node would then be a leaf and an inner node (about:memory
+** refuses that, and the tree would lose the leaf's amount); and when it
+** equals p in other units: equal paths are summed, and a sum of bytes and
+** a count has no units. */
+static int clashes(const atab_report_entry *x, const char *p, int u)
 {
-    const char *p = o->extra[i].path;
+    return nests(x->path, p) || (strcmp(x->path, p) == 0 && x->units != u);
+}
+
+/* Does extra entry i clash with another entry (clashes)? */
+static int clashes_any(const atab_report_options *o, size_t i)
+{
+    const atab_report_entry *x = &o->extra[i];
     entry e;
     for (size_t j = 0; j < sizeof table_paths / sizeof table_paths[0]; j++) {
-        prefixed(&e, table_paths[j], o->prefix);
-        if (nests(p, e.path))
+        prefixed(&e, table_paths[j].path, o->prefix);
+        if (clashes(x, e.path, table_paths[j].units))
             return 1;
     }
     for (size_t j = 0; j < i; j++)
-        if (nests(p, o->extra[j].path))
-            return 1;
-    return 0;
-}
-
-/* Does extra entry i's path equal another entry's (the table's under the
-** prefix, or an earlier extra one's) of other units? Equal paths are
-** summed: a sum of bytes and a count has no units. */
-static int units_clash(const atab_report_options *o, size_t i)
-{
-    const atab_report_entry *x = &o->extra[i];
-    entries l;
-    census c;
-    memset(&c, 0, sizeof c);
-    l.n = 0;
-    make_entries(&c, o->prefix, &l);
-    for (size_t j = 0; j < l.n; j++)
-        if (strcmp(x->path, l.e[j].path) == 0 && x->units != l.e[j].units)
-            return 1;
-    for (size_t j = 0; j < i; j++)
-        if (strcmp(x->path, o->extra[j].path) == 0 && x->units != o->extra[j].units)
+        if (clashes(x, o->extra[j].path, o->extra[j].units))
             return 1;
     return 0;
 }
@@ -369,7 +367,7 @@ static int options_ok(const atab_report_options *o)
             x->kind > ATAB_KIND_OTHER ||
             (x->units != ATAB_UNITS_BYTES && x->units != ATAB_UNITS_COUNT) ||
             (in_explicit && (x->units != ATAB_UNITS_BYTES || x->kind == ATAB_KIND_OTHER)) ||
-            nests_any(o, i) || units_clash(o, i))
+            clashes_any(o, i))
             return 0;
     }
     return 1;
