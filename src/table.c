@@ -321,19 +321,14 @@ static int reserve(atab_table *t, atab__shard *sh, uint64_t *retired)
     }
     if (full < sh->limit)   /* below LOAD_NUM/LOAD_DEN of its slots (load_limit) */
         return 0;
-    unsigned code = atab__code_for((size_t)sh->used + 1);
-    if (atab__is_array(*sh->arr) && code <= atab__code_of(*sh->arr)) {
-        /* the largest class already (code_for stops there): a rebuild would
-        ** only copy it. As a failed growth: while a free slot would remain,
-        ** so that a key placed past its groups finds one. */
-        if (full + 2 <= cap)
-            return 0;
-        atab__set_error(ATAB_ENOMEM);
-        return -1;
-    }
     atab_status saved = atab_last_error();
-    uint64_t old = atab__rebuild(t, sh, code);
-    if (old == UINT64_MAX && give_way(t)) {
+    unsigned code = atab__code_for((size_t)sh->used + 1);
+    uint64_t old = UINT64_MAX;
+    if (atab__is_array(*sh->arr) && code <= atab__code_of(*sh->arr))
+        atab__set_error(ATAB_ENOMEM);   /* the largest class already (code_for stops
+                                           there): a rebuild would only copy it, so
+                                           it is a failed growth */
+    else if ((old = atab__rebuild(t, sh, code)) == UINT64_MAX && give_way(t)) {
         atab_status err = atab_last_error();
         if ((old = atab__rebuild(t, sh, code)) == UINT64_MAX)
             atab__set_error(err);   /* refused again: the first refusal's error */
@@ -492,8 +487,7 @@ static atab_atom *new_atom(atab_table *t, const atab__key *k)
     }
     atab_status saved = atab_last_error();
     atab_atom *a = atab__atom_new(t, acct, k, NULL);
-    if (!a && (r ? atab__recycled_free(t, r) : atab__chunks_purge(t)) &&
-        (a = atab__atom_new(t, acct, k, NULL)))
+    if (!a && give_way(t) && (a = atab__atom_new(t, acct, k, NULL)))
         atab__set_error(saved);   /* served on the second try: no error */
     return a;
 }
